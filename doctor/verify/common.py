@@ -138,6 +138,12 @@ def output_values(out: Any) -> list[float]:
     return [] if t is None else flat(t.detach().reshape(-1)[:PROBE_VALUES])
 
 
+def output_shape(out: Any) -> list[int]:
+    """The shape of the output that is compared (step_evidence.py: a dimension that follows the batch)."""
+    t = first_tensor(out)
+    return [] if t is None else [int(d) for d in t.shape]
+
+
 def refuse_lazy(model: Any) -> None:
     """nn.LazyLinear and its kin have no shape until a first forward; DDP and fully_shard refuse
     such a model and torch's own error (about load_state_dict) names neither the module nor the
@@ -419,8 +425,7 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
     compare against (records.tensor_file); the record keeps their names and scales."""
     import torch
 
-    # step_evidence reads common's helpers: imported here, not at the top
-    from pgdoctor.verify.step_evidence import ScaledInStep, loss_coupling, output_shape
+    from pgdoctor.verify.step_evidence import ScaledInStep, loss_coupling
 
     model, loss_fn = spec["model"], spec["loss"]
     world, steps = cfg["data_world"], cfg["steps"]

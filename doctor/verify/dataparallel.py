@@ -28,6 +28,7 @@ from pgdoctor.verify.common import (
     make_optimizer,
     optimizer_settings,
     output_parts,
+    output_shape,
     probe_with_loss,
     refuse_gpu_only_modules,
     sample_hash,
@@ -37,7 +38,7 @@ from pgdoctor.verify.common import (
 from pgdoctor.verify.entry import EntryError, Verdict
 from pgdoctor.verify.records import RankRecord, StepRecord, TensorDiff
 from pgdoctor.verify.reference import Reference
-from pgdoctor.verify.step_evidence import ScaledInStep, output_shape
+from pgdoctor.verify.step_evidence import ScaledInStep
 from pgdoctor.verify.tensors import dense, diff, digest, full
 
 

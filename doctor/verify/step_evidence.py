@@ -2,7 +2,7 @@
 batch on each rank's micro-batch alone (coupling.py) and of a gradient clipping computed from each
 rank's local shards (clipping.py). Each is a few numbers per step, never a tensor:
 
-- `output_shape`: the shape of the output that is compared (common.first_tensor). Pairwise scores
+- `output_shape` (common.output_shape): the shape of the output that is compared. Pairwise scores
   of a batch (InfoNCE's `za @ zb.T`) have a dimension besides the first that is the batch size:
   [B, B] in the reference, [b, b] on a rank.
 - `loss_coupling`: in the reference at step 0, how much the loss's gradient for rank 0's rows of
@@ -20,18 +20,13 @@ import math
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
-from pgdoctor.verify.common import PROBE_SEED, first_tensor
-
 # Relative spread below which the per-parameter factors are one factor: each element is rounded
 # once when scaled (6e-8 in float32), so a uniform scaling agrees to ~1e-7.
 UNIFORM = 1e-4
 # The other ranks' rows of the output are moved by this factor for the coupling test.
 NUDGE = 1.5
-
-
-def output_shape(out: Any) -> list[int]:
-    t = first_tensor(out)
-    return [] if t is None else [int(d) for d in t.shape]
+# torch is seeded alike before each call of the loss (one that draws noise draws the same twice).
+SEED = 4321
 
 
 def _local(t: Any) -> Any:
@@ -113,7 +108,7 @@ def loss_coupling(loss_fn: Any, out: Any, target: Any, sizes: list[int]) -> Opti
                 t[mine:] *= NUDGE
         for t in leaves.values():
             t.requires_grad_(True)
-        torch.manual_seed(PROBE_SEED)
+        torch.manual_seed(SEED)
         with torch.enable_grad():
             loss = loss_fn(_rebuilt(out, lambda t: leaves.get(id(t), t)), target)
             if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.requires_grad:

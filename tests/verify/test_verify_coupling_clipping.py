@@ -16,11 +16,12 @@ import torch
 from torch import nn
 
 from pgdoctor.verify.clipping import clip_local_shards
+from pgdoctor.verify.common import output_shape
 from pgdoctor.verify.context import Context
 from pgdoctor.verify.coupling import in_batch_negatives, loss_couples_samples
 from pgdoctor.verify.detectors import ONCE_DIVERGED
 from pgdoctor.verify.launch import Run
-from pgdoctor.verify.step_evidence import ScaledInStep, grad_scale, loss_coupling, output_shape
+from pgdoctor.verify.step_evidence import ScaledInStep, grad_scale, loss_coupling
 
 
 def _ctx(ref_step0: dict[str, Any], rank_step0: list[dict[str, Any]], strategy: str = "ddp") -> Context:
