@@ -137,6 +137,24 @@ OPTIMIZER_DIFFERS = register_code(
     "scaled by the world size)",
     "verify",
 )
+LOSS_OVER_MICRO_BATCH = register_code(
+    "VER118",
+    "verify-in-batch-loss-on-micro-batch",
+    "fail",
+    "equivalence",
+    "The loss couples the samples of a batch (in-batch negatives) and each rank computes it over its own "
+    "micro-batch only: no all_gather of the embeddings",
+    "verify",
+)
+CLIP_LOCAL_SHARDS = register_code(
+    "VER119",
+    "verify-clip-norm-from-local-shards",
+    "fail",
+    "equivalence",
+    "Gradient clipping scales each rank's gradients by another factor: the norm is computed from the "
+    "rank's local shards, not the whole model's",
+    "verify",
+)
 SCALING_SLOWER = register_code(
     "VER201",
     "scaling-step-slower-with-more-ranks",

@@ -138,6 +138,12 @@ def output_values(out: Any) -> list[float]:
     return [] if t is None else flat(t.detach().reshape(-1)[:PROBE_VALUES])
 
 
+def output_shape(out: Any) -> list[int]:
+    """The shape of the output that is compared (step_evidence.py: a dimension that follows the batch)."""
+    t = first_tensor(out)
+    return [] if t is None else [int(d) for d in t.shape]
+
+
 def refuse_lazy(model: Any) -> None:
     """nn.LazyLinear and its kin have no shape until a first forward; DDP and fully_shard refuse
     such a model and torch's own error (about load_state_dict) names neither the module nor the
@@ -419,6 +425,8 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
     compare against (records.tensor_file); the record keeps their names and scales."""
     import torch
 
+    from pgdoctor.verify.step_evidence import ScaledInStep, loss_coupling
+
     model, loss_fn = spec["model"], spec["loss"]
     world, steps = cfg["data_world"], cfg["steps"]
     device = device_of(cfg, 0)
@@ -450,6 +458,10 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
         }
         if step == 0:
             rec["output_parts"] = output_parts(out, sizes)
+            rec["output_shape"] = output_shape(out)
+            coupling = loss_coupling(loss_fn, out, y, sizes)
+            if coupling is not None:
+                rec["loss_coupling"] = coupling
         del out, loss, x, y
         grads = grads_of(model)
         rec["names"] = {
@@ -459,7 +471,9 @@ def run_reference(cfg: dict[str, Any], spec: dict[str, Any], result: RankRecord)
         }
         rec["scale"] = {"grads": save_kind(cfg, step, "grads", grads)}
         del grads
+        scaled = ScaledInStep(model)
         opt.step()
+        scaled.record(rec)
         rec["scale"]["params"] = save_kind(cfg, step, "params", dict(model.named_parameters()))
         rec["scale"]["buffers"] = save_kind(cfg, step, "buffers", buffers_of(model))
         result["steps"].append(rec)

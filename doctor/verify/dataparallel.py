@@ -28,6 +28,7 @@ from pgdoctor.verify.common import (
     make_optimizer,
     optimizer_settings,
     output_parts,
+    output_shape,
     probe_with_loss,
     refuse_gpu_only_modules,
     sample_hash,
@@ -37,6 +38,7 @@ from pgdoctor.verify.common import (
 from pgdoctor.verify.entry import EntryError, Verdict
 from pgdoctor.verify.records import RankRecord, StepRecord, TensorDiff
 from pgdoctor.verify.reference import Reference
+from pgdoctor.verify.step_evidence import ScaledInStep
 from pgdoctor.verify.tensors import dense, diff, digest, full
 
 
@@ -111,6 +113,7 @@ def run_data_parallel(
                 # against the reference's rows of this rank's samples: equal, the forward is the
                 # same per sample on both sides (loss_weights.py reads them)
                 rec["output_part"] = next(iter(output_parts(out, [batches[-1]])), [])
+                rec["output_shape"] = output_shape(out)
             del out, loss, x, y
             phase = "compare"
             rec["no_grad"] = [n for n, p in model.named_parameters() if p.requires_grad and p.grad is None]
@@ -130,7 +133,9 @@ def run_data_parallel(
             elif fsdp:
                 _drain(grads)
             phase = "optimizer"
+            scaled = ScaledInStep(model)  # a clipping inside step(): one factor, the same on every rank
             opt.step()
+            scaled.record(rec)
             phase = "compare"
             params = _each(((n, p.detach()) for n, p in model.named_parameters()), fsdp)
             if ref is not None:

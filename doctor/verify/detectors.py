@@ -14,6 +14,8 @@ Before any comparison (what the records say whatever the numbers are):
 8. identical sample hashes on every rank (no DistributedSampler);
 then, when rank 0 diverges from the reference or buffers drift across ranks:
 8b. the optimizer's settings differ between the reference and a rank (lr x world size);
+8c. the optimizer's step scales each rank's gradients by another factor (a clipping norm taken from
+    the rank's local shards; clipping.py);
 9. BatchNorm modules that are not SyncBatchNorm, named;
 10. micro-batch sizes that differ across ranks at a step (with a mean loss), or the targets a mean
     loss with ignore_index counts (padding);
@@ -21,6 +23,9 @@ then, when rank 0 diverges from the reference or buffers drift across ranks:
     mean divided by the world size: the loss of a batch twice over tells which);
 12. the seeded probe forward differs across ranks (forward depends on the rank);
 13. buffers that differ across ranks after a step;
+13b. a loss over the whole batch (in-batch negatives) that each rank computes over its own
+    micro-batch: the output's batch dimension besides the first, or the loss's gradient on one
+    rank's rows moved by the others' (coupling.py);
 14. the reference's loss at step 0 between the ranks' but not their mean: a loss weighted by a count
     of its own micro-batch (a mask applied by hand; loss_weights.py);
 equivalent, the ranks' mean loss against the reference's (a loss changed in place for logging, warn);
@@ -36,8 +41,10 @@ from typing import Any, Callable, Optional
 
 from pgdoctor.checks.codes import run5
 from pgdoctor.checks.codes import verify as codes
+from pgdoctor.verify.clipping import clip_local_shards
 from pgdoctor.verify.compare import close, listed, rtol
 from pgdoctor.verify.context import Cause, Context, _ranks
+from pgdoctor.verify.coupling import in_batch_negatives, loss_couples_samples
 from pgdoctor.verify.diagnosis import Diagnosis, _first, _short, losses
 from pgdoctor.verify.launch import Run, tail
 from pgdoctor.verify.loss_weights import unequal_loss_weights
@@ -571,12 +578,15 @@ BEFORE: tuple[Detector, ...] = (
 # Explain a divergence of rank 0 from the reference, or buffers drifting across ranks.
 ONCE_DIVERGED: tuple[Detector, ...] = (
     optimizer_differs,
+    clip_local_shards,
     batchnorm_not_synced,
     unequal_micro_batches,
     unequal_token_counts,
     loss_reduction_sum,
     rank_dependent_forward,
     buffers_drift,
+    in_batch_negatives,
+    loss_couples_samples,
     unequal_loss_weights,
 )
 
@@ -602,7 +612,8 @@ def diagnose_data_parallel(
                         f"loss, "
                         "unequal, empty or identical micro-batches, unused or partly frozen parameters, "
                         "different "
-                        "models, rank-dependent forward, drifting buffers)",
+                        "models, rank-dependent forward, drifting buffers, a loss over in-batch "
+                        "negatives, clipping factors that differ across ranks)",
                         facts=ctx.facts(ctx.comparison),
                     )
                 )

@@ -8,8 +8,9 @@ micro-batches the reference's loss of the whole batch is the mean of the ranks' 
 strictly between the ranks' losses but away from their mean is a mean weighted by something each
 micro-batch counts differently (with 2 ranks the weights are solved for); DDP weighs the ranks
 equally. A reference's loss outside the ranks' range is not such a mean: the loss couples the
-samples of a batch (in-batch negatives), which is left unnamed rather than misnamed; so is a
-forward that is not the same per sample on both sides (noise drawn in forward)."""
+samples of a batch (in-batch negatives, named before this one from its own evidence: coupling.py),
+and is never called a weighting; neither is a forward that is not the same per sample on both
+sides (noise drawn in forward)."""
 
 from __future__ import annotations
 

@@ -81,6 +81,12 @@ class StepRecord(TypedDict, total=False):
     diffs: dict[str, dict[str, TensorDiff]]  # kind -> name -> against the reference (ddp/fsdp: rank 0)
     grad_dot: list[float]  # rank 0: [sum ref x dist, sum dist x dist] over the gradients
     peer_diffs: dict[str, TensorDiff]  # buffers of this rank against rank 0's that are not identical
+    # step_evidence.py: the output's shape (step 0); the reference's loss gradient on rank 0's rows
+    # moved by the other ranks' outputs (step 0, relative); the one factor the optimizer's step
+    # multiplied this process's (local) gradients by, where there is one
+    output_shape: list[int]
+    loss_coupling: float
+    grad_scale: float
 
 
 class RankRecord(TypedDict, total=False):

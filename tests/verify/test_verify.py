@@ -49,6 +49,9 @@ BAD = {
     "VER114": ("ddp", "models_differ"),
     "VER115": ("ddp", "loss_not_finite"),
     "VER117": ("ddp", "optimizer_differs"),
+    # the loss computes in-batch similarities from per-sample embeddings (good: gathered with autograd)
+    "VER118": ("ddp", "loss_couples_samples"),
+    "VER119": ("fsdp", "clip_local_shards"),
 }
 GOOD = [(code, "build") for code in BAD] + [("VER103", "build_adam")]
 
