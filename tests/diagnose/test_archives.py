@@ -279,7 +279,11 @@ def test_a_huge_archive_walk_ends_at_the_timeout_and_leaves_nothing(tmp_path: Pa
     big = _many_members(tmp_path / "shard.tar.gz", 300_000)
     run = _cli(str(big), "--timeout", "2", tmp=tmp_path / "tmp", timeout=60)
     assert run.returncode == 3, run.stdout + run.stderr
-    assert "did not finish within --timeout 2 s" in run.stderr
+    # Which bound ends it depends on the machine's speed (a fast walk reaches the 100,000 members looked
+    # at before 2 s: seen in a CI run); either is incomplete, says why, and leaves nothing behind.
+    assert "did not finish within --timeout 2 s" in run.stderr or "100000 members looked at" in run.stdout, (
+        run.stdout[-2000:] + run.stderr
+    )
     assert os.listdir(tmp_path / "tmp") == []
 
 
@@ -287,6 +291,6 @@ def test_the_deadline_inside_an_unpacking_removes_its_directory_at_once(tmp_path
     # In a process that lives on (the lab, a notebook), the temp directory of an unpacking the deadline
     # cut short stayed until the process exited.
     big = _many_members(tmp_path / "shard.tar.gz", 300_000)
-    with pytest.raises(DeadlineExceeded), deadline(0.5):
+    with pytest.raises(DeadlineExceeded), deadline(0.2):
         diagnose_paths([str(big)])
     assert _leftover_archive_dirs() == []
