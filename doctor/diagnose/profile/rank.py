@@ -110,10 +110,8 @@ def _collect(path: str, gpu_trace: bool = False) -> _Collect:
             continue
         if cat == "gpu_user_annotation":
             continue
-        pid, tid = item.get("pid"), item.get("tid")
-        pids[pid if type(pid) is str else track(pid)] += 1
-        if type(tid) is not str:
-            tid = track(tid)
+        tid = track(item.get("tid"))
+        pids[track(item.get("pid"))] += 1
         if type(corr) is int:
             corr_ts[corr] = ts
             if cat == "cuda_runtime" or cat == "cuda_driver":

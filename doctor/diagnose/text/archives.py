@@ -37,6 +37,7 @@ from typing import IO, Any, Optional
 from pgdoctor.diagnose.text.head import HEAD_BYTES  # as much of a member as never_log reads
 
 MAX_MEMBERS = 10_000
+_TEMP_PREFIX = "pgdoctor-archive-"  # then the pid, then mkdtemp's own part
 MAX_BYTES = 4 << 30
 # Members looked at (headers read), unpacked or not: a job directory's dataset shard of 300,000 members
 # not named like logs was walked whole (30 s, ~100 us and ~220 B of gzip a member) and a larger one until
@@ -169,7 +170,7 @@ def unpack(path: str, listed: bool, archive: str, never_log: Optional[NeverLog] 
     """The regular members of the archive, `archive` being what kind() found ("tar" or "zip"), unpacked
     (see the module docstring); `never_log(head, name)` says what a member is that is not written
     (a binary), or None."""
-    out = Unpacked(path, tempfile.mkdtemp(prefix=f"pgdoctor-archive-{os.getpid()}-"))
+    out = Unpacked(path, tempfile.mkdtemp(prefix=f"{_TEMP_PREFIX}{os.getpid()}-"))
     _MADE.add(out.directory)
     used = _Budget()
     try:
@@ -204,7 +205,10 @@ _TAR_HEADS = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"\x5d\x00\x00", b"BZh")
 
 def _tar_head(path: str) -> bool:
     with open(path, "rb") as fh:
-        head = fh.read(262)
+        return _is_tar_head(fh.read(262))
+
+
+def _is_tar_head(head: bytes) -> bool:
     return head.startswith(_TAR_HEADS) or head[257:262] == b"ustar"
 
 
@@ -321,7 +325,7 @@ def _inner_archive(dest: str) -> Optional[str]:
 def _archive_head(head: bytes) -> bool:
     """A member that may be an archive to unpack in its turn (a plain tar's NUL blocks, a zip's
     binary headers): never judged binary by its head."""
-    return head.startswith((b"PK\x03\x04", b"PK\x05\x06", *_TAR_HEADS)) or head[257:262] == b"ustar"
+    return head.startswith((b"PK\x03\x04", b"PK\x05\x06")) or _is_tar_head(head)
 
 
 def _copy(head: bytes, src: IO[bytes], dest: str, budget: int) -> int:
@@ -367,7 +371,7 @@ def renamed(value: Any, unpacked: list[Unpacked]) -> Any:
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            return one(v) if "pgdoctor-archive-" in v else v
+            return one(v) if _TEMP_PREFIX in v else v
         if isinstance(v, dict):
             return {walk(k): walk(x) for k, x in v.items()}
         if isinstance(v, list):
