@@ -41,6 +41,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     torch.set_num_threads(1)
+    _bind_functional_defaults_to_no_group()
     if "batch" in cfg:
         return run_batch(cfg["batch"], rank, world, float(cfg.get("pg_timeout_s", 30)))
     rc = 0
@@ -61,6 +62,20 @@ def main(argv: list[str]) -> int:
         sys.stderr.flush()
         os._exit(rc)
     return rc
+
+
+def _bind_functional_defaults_to_no_group() -> None:
+    """torch.distributed.nn.functional's collectives take `group=group.WORLD` as a default argument,
+    evaluated when the module is first imported: imported while a process group exists, every call
+    without `group=` goes to that group. In a user's own job the entry imports it once, before or
+    after the one group, and either way it is the live one. Here rank 0 runs the reference (a group of
+    one) first, and a batch runs many entries, each with a group of its own: the entry's import would
+    bind the defaults to a group destroyed before the next run (a rank crashed on it). Imported here,
+    before any group, the defaults are None, which torch reads as the group of the moment."""
+    try:
+        import torch.distributed.nn.functional  # noqa: F401
+    except ImportError:  # a torch built without distributed: the entry cannot use it either
+        pass
 
 
 def _store(rank: int, world: int, timeout_s: float) -> Any:
