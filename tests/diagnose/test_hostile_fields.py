@@ -13,6 +13,7 @@ import json
 import pickle
 import shutil
 import sqlite3
+import zlib
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,32 @@ def test_a_groups_ranks_are_parsed_once_where_the_dump_is_read(tmp_path: Path) -
     assert cfg["0"]["ranks"] == list(range(200_000))
     assert cfg["1"] == [0, 1] and cfg["2"]["ranks"] == []
     assert exit_code(diagnose_paths([], [str(tmp_path)])) in (0, 1, 3)
+
+
+def _damaged_deflate(data: bytes) -> bytes:
+    """`data` (a gzip file) with one byte of its deflate body changed so that zlib itself refuses the
+    stream (zlib.error, which is no OSError), not only the CRC at its end (BadGzipFile): the first such
+    byte from the middle on, found by trying, so the test does not depend on one compressor's output."""
+    for pos in range(len(data) // 2, len(data) - 8):
+        bad = bytearray(data)
+        bad[pos] ^= 0xFF
+        try:
+            gzip.decompress(bytes(bad))
+        except zlib.error:
+            return bytes(bad)
+        except (OSError, EOFError):
+            continue
+    raise AssertionError("no byte of the deflate body makes zlib refuse the stream")
+
+
+def test_a_damaged_gzip_trace_is_skipped_by_name_and_the_other_ranks_are_read(tmp_path: Path) -> None:
+    paths = []
+    for p in sorted(CPU_SET.glob("*.gz")):
+        dst = tmp_path / p.name
+        data = p.read_bytes()
+        dst.write_bytes(_damaged_deflate(data) if p.name.startswith("rank0") else data)
+        paths.append(str(dst))
+    out, _ = analyze_traces(paths)
+    (skip,) = out["skipped"]
+    assert skip.startswith(str(tmp_path / "rank0")) and "a damaged gzip stream (Error -3" in skip
+    assert sorted(out["ranks"]) == ["1", "2", "3"]
