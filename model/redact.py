@@ -87,13 +87,43 @@ AUTH_HEADER = lazy_re.compile(
     r"(?P<scheme>(?:bearer|basic|token|digest)\s+)?(?P<value>\S+)",
     re.IGNORECASE,
 )
+# A secret that a program takes as a positional word or under an option whose name says nothing
+# (its usage text does): `docker login -u '$oauthtoken' -p KEY` (the NGC registry's own instructions),
+# `sshpass -p PW`, `mysql -pPW`, `redis-cli -a PW`, `curl -u user:PW`, `wandb login KEY`, `az login
+# -p PW`, openssl's `-passin pass:PW`, `aws configure set aws_secret_access_key KEY` and a key echoed
+# into a login (`echo KEY | docker login --password-stdin`). Each shape names its program, so a `-p`
+# or `-a` of any other command (a port, a path) stays; the option is looked for in the next 16 words
+# (_ARGS), so that a line of many program names costs each at most that much.
+_ARGS = r"(?:[^\S\n]+[^\s|;&]+){0,16}?"
+_WORD = r"""(?P<value>'[^'\n]*'|"[^"\n]*"|(?![-$])[^\s'"|;&]+)"""
+_REGISTRY_LOGIN = r"(?:docker|podman|nerdctl|buildah|skopeo|oras|crane|helm(?:\s+registry)?|az)\s+login\b"
+POSITIONAL_SECRETS = (
+    lazy_re.compile(rf"\b{_REGISTRY_LOGIN}{_ARGS}\s-p(?:\s+|=){_WORD}"),
+    lazy_re.compile(rf"\bsshpass\s+-p\s*{_WORD}"),
+    lazy_re.compile(rf"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b{_ARGS}\s-p{_WORD}"),
+    lazy_re.compile(rf"\bredis-cli\b{_ARGS}\s(?:-a|--pass)\s+{_WORD}"),
+    lazy_re.compile(
+        rf"\bcurl\b{_ARGS}\s(?:-u|--user|-U|--proxy-user)(?:\s+|=)?['\"]?[^\s:'\"]*:(?P<value>[^\s'\"]+)"
+    ),
+    lazy_re.compile(rf"\bwandb\s+login\b{_ARGS}\s+(?P<value>[A-Za-z0-9_-]{{32,}})(?![\w-])"),
+    lazy_re.compile(r"(?<![\w-])-(?:passin|passout|pass|password)\s+pass:(?P<value>[^\s'\"]+)"),
+    lazy_re.compile(
+        r"\baws\s+configure\s+set\s+(?:[\w-]+\.)*aws_(?:secret_access_key|session_token)\s+" + _WORD
+    ),
+    lazy_re.compile(
+        rf"\b(?:echo|printf)\s+(?:-n\s+|['\"]?%s['\"]?\s+)?{_WORD}\s*\|\s*(?:sudo\s+)?"
+        rf"(?:{_REGISTRY_LOGIN}|(?:wandb|huggingface-cli|hf(?:\s+auth)?|gh\s+auth)\s+login\b)"
+    ),
+)
+# Every shape above holds one of these words.
+_POSITIONAL_WORDS = lazy_re.compile(r"login|sshpass|mysql|mariadb|redis-cli|curl|pass:|aws\s+configure")
 ENV_NAME = lazy_re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Every shape above needs one of these: '@' (URLs, user:pw@host), '=' (assignments, --flag=x),
 # ':' (quoted pairs, headers) or a dash followed later by whitespace (--token X). Text with none
 # of them (most measurement keys, numbers, names) skips the seven substitutions.
 _MAY_HOLD_SECRET = lazy_re.compile(
     r"[@=:]|hf_|gh[pousr]_|github_pat|xox|A[KS]IA|sk-|glpat|npm_|AIza|eyJ|[Bb]earer|[Tt]oken|"
-    r"[Ss]ecret|[Pp]ass|[Kk]ey"
+    r"[Ss]ecret|[Pp]ass|[Kk]ey|login"
 )
 _WHITESPACE = lazy_re.compile(r"\s")
 REDACTED = "<redacted>"
@@ -112,6 +142,9 @@ def redact_text(text: str) -> str:
     if whole:
         return f"{whole['user']}:{REDACTED}@{whole['host']}"
     text = TOKEN_SHAPE.sub(REDACTED, text)
+    if _POSITIONAL_WORDS.search(text):
+        for shape in POSITIONAL_SECRETS:
+            text = shape.sub(_positional, text)
     if "@" in text:  # the userinfo shapes: no '@', no search through a long run for one
         text = URL_CREDENTIALS.sub(
             lambda m: f"{m['pre']}{m['scheme']}{m['user']}:{REDACTED}@{m['host']}", text
@@ -137,6 +170,16 @@ def redact_text(text: str) -> str:
             lambda m: f"{m['lead']}{m['name']}={REDACTED}" if is_secret_name(m["name"]) else m.group(0), text
         )
     return ASSIGNMENT.sub(_assignment, text)
+
+
+def _positional(m: re.Match[str]) -> str:
+    """The match with its `value` group masked (inside its quotes, where it is quoted)."""
+    value = m["value"]
+    if REDACTED in value:
+        return m.group(0)
+    start, end = m.start("value") - m.start(), m.end("value") - m.start()
+    q = value[0] if value[:1] in "\"'" and len(value) > 1 else ""
+    return f"{m.group(0)[:start]}{q}{REDACTED}{q}{m.group(0)[end:]}"
 
 
 def _assignment(m: re.Match[str]) -> str:
