@@ -116,20 +116,24 @@ def flat(t: Any) -> list[float]:
     return [float(v) for v in t.detach().cpu().double().flatten().tolist()]
 
 
-def first_tensor(out: Any) -> Any:
-    """The tensor that stands for a model's output: the output itself, or the first tensor in a
-    tuple, list or mapping (Hugging Face's ModelOutput is an ordered mapping: loss when labels were
-    given, else logits), searched depth first; None when the output holds no tensor."""
+def output_tensors(out: Any) -> Iterator[Any]:
+    """The tensors of a model's output (a tensor, or tuples, lists and mappings of them, Hugging
+    Face's ModelOutput being an ordered mapping), depth first, in the output's order."""
     import torch
 
     if isinstance(out, torch.Tensor):
-        return out
+        yield out
+        return
     items = out.values() if isinstance(out, Mapping) else out if isinstance(out, (tuple, list)) else ()
     for item in items:
-        found = first_tensor(item)
-        if found is not None:
-            return found
-    return None
+        yield from output_tensors(item)
+
+
+def first_tensor(out: Any) -> Any:
+    """The tensor that stands for a model's output: the output itself, or its first tensor
+    (output_tensors: loss when labels were given to a ModelOutput, else logits); None when the output
+    holds no tensor."""
+    return next(output_tensors(out), None)
 
 
 def output_values(out: Any) -> list[float]:
@@ -408,8 +412,8 @@ def activation_dtypes(seen: set[str]) -> Iterator[None]:
     import torch
 
     def hook(_module: Any, _args: Any, out: Any) -> None:
-        for t in tensors_of(out):
-            if isinstance(t, torch.Tensor) and t.is_floating_point():
+        for t in output_tensors(out):  # nested too: an LSTM's (out, (h, c)), a cache of (k, v)
+            if t.is_floating_point():
                 seen.add(str(t.dtype).replace("torch.", ""))
 
     handle = torch.nn.modules.module.register_module_forward_hook(hook)

@@ -20,6 +20,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
+from pgdoctor.verify.common import output_tensors
+
 # Relative spread below which the per-parameter factors are one factor: each element is rounded
 # once when scaled (6e-8 in float32), so a uniform scaling agrees to ~1e-7.
 UNIFORM = 1e-4
@@ -64,14 +66,9 @@ def grad_scale(before: list[Optional[float]], after: list[Optional[float]]) -> O
 
 
 def _rows(out: Any, total: int) -> list[Any]:
-    """The floating tensors of an output (a tensor, tuple, list or mapping) whose first dimension
-    is the batch: the leaves the coupling test differentiates against."""
-    import torch
-
-    if isinstance(out, torch.Tensor):
-        return [out] if out.is_floating_point() and out.ndim and out.shape[0] == total else []
-    items = out.values() if isinstance(out, Mapping) else out if isinstance(out, (tuple, list)) else ()
-    return [t for item in items for t in _rows(item, total)]
+    """The floating tensors of an output whose first dimension is the batch: the leaves the coupling
+    test differentiates against."""
+    return [t for t in output_tensors(out) if t.is_floating_point() and t.ndim and t.shape[0] == total]
 
 
 def _rebuilt(out: Any, swap: Callable[[Any], Any]) -> Any:
