@@ -461,8 +461,12 @@ def assemble(events: list[Event], source_lines: Mapping[str, int]) -> list[Findi
         # interval (5 s) of a death, so a rank that sat minutes in a collective was not left waiting by that
         # kill; the kill came with or after the timeout (ColossalAI#2531: rank 0's ALLGATHER ran 1803741 ms,
         # then local_rank 1 exited -9). A kernel OOM record would be its own tier-0 event and explain the
-        # exit.
-        if not explained and root_exit.facts.get("exitcode") == -9:
+        # exit. SIGABRT (-6) of another rank recorded after such a timeout is the same story told by the
+        # watchdog of that rank (it waited in the same collective and aborted its process: composer's
+        # "Rank 1 crashed with exit code -6." after rank 0's "Watchdog caught collective operation
+        # timeout", llm-foundry#203); a rank that aborted first on a failure of its own is recorded before
+        # the others' timeouts, which come a whole timeout later.
+        if not explained and root_exit.facts.get("exitcode") in (-9, -6):
             explained = any(
                 e.code == C.WATCHDOG_TIMEOUT.code
                 and e.cause_tier <= 1
