@@ -125,3 +125,17 @@ DEEPEP_HOST_WAIT_TIMEOUT = register_code(
     "DeepEP's host timed out waiting for the dispatch counts (NVSHMEM / IBGDA / GPUDirect RDMA set-up)",
     AREA,
 )
+
+# Category nccl_usage: Torch7's (and PyTorch 0.x's) GPU check of one op's tensors failed: cutorch's
+# THAssert(THCudaTensor_checkGPU(...)) and THCAssertSameGPU / THCUNN_assertSameGPU ("Some of
+# weight/gradient/input tensors are located on different GPUs. Please move them to a single one."): a
+# multi-GPU module (DataParallelTable, nn.GPU, a model split by hand, threads per GPU) fed a tensor that lives
+# on another GPU than the op's (rules/caffe_multigpu.py).
+TENSORS_ON_DIFFERENT_GPUS = register_code(
+    "RUN722",
+    "tensors-on-different-gpus",
+    "fail",
+    "nccl_usage",
+    "One op's tensors live on different GPUs (Torch7 / THC's GPU check in a multi-GPU model)",
+    AREA,
+)

@@ -22,6 +22,11 @@ The variants below are not in the corpus unless marked (case id).
   "ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856" (v19A-driver_env-004; only where no
   communicator came up), 2.26-2.28's WARN "cudaArch 1200 ncclMaxSharedMem ..." and 2.29+'s "cudaArch 1200
   dynamic smem ..." (ncclSystemError): RUN265 (rules/nccl_build.py).
+- Torch7's (and PyTorch 0.x's) THC check of one op's tensors: "Assertion `THCudaTensor_checkGPU(state, 4, r_,
+  t, m1, m2)' failed." (v21G-nccl_internal_or_invalid_usage-001, v22A-004, v22A-005), THCAssertSameGPU's
+  "Some of weight/gradient/input tensors are located on different GPUs" (v22A-003): RUN722 (new, nccl_usage,
+  rules/caffe_multigpu.py); THC's "arguments are located on different GPUs" (labelled ambiguous as often as
+  not) stays unread.
 - A program's own refusal of the platform's P2P (DistServe's "Error: Peer-to-peer access is unsupported on
   this platform." v22G-driver_env-004): RUN590 (rules/p2p_probes.py); vLLM's custom all-reduce note stays
   silent.
@@ -156,6 +161,36 @@ FAILURES = [
         "RUN265",
         "driver_env",
     ),
+    # Torch7 / THC: one op's tensors on different GPUs
+    # https://github.com/torch/cutorch/issues/260 (v21G-nccl_internal_or_invalid_usage-001)
+    (
+        "[thread 1 callback] /usr/local/share/lua/5.1/nn/Linear.lua:51: Assertion "
+        "`THCudaTensor_checkGPU(state, 4, r_, t, m1, m2)' failed.  at "
+        "/tmp/luarocks_cutorch-scm-1-8349/cutorch/lib/THC/THCTensorMathBlas.cu:79",
+        "RUN722",
+        "nccl_usage",
+    ),
+    # https://github.com/cmusatyalab/openface/issues/298 (v22A-nccl_internal_or_invalid_usage-003)
+    (
+        "/home/ubuntu/torch/install/share/lua/5.1/nn/THNN.lua:110: Assertion `THCTensor_(checkGPU)(state, 5, "
+        "input, output, weight, columns, ones)' failed. Some of weight/gradient/input tensors are located on "
+        "different GPUs. Please move them to a single one. at /tmp/luarocks_cunn/lib/THCUNN/generic/"
+        "SpatialConvolutionMM.cu:17",
+        "RUN722",
+        "nccl_usage",
+    ),
+    (
+        "RuntimeError: Assertion `THCTensor_(checkGPU)(state, 4, r_, t, m1, m2)' failed. at "
+        "/pytorch/torch/lib/THC/generic/THCTensorMathBlas.cu:79",
+        "RUN722",
+        "nccl_usage",
+    ),
+    (
+        "RuntimeError: Some of weight/gradient/input tensors are located on different GPUs. Please move them "
+        "to a single one. at /pytorch/torch/lib/THCUNN/generic/BatchNormalization.cu:28",
+        "RUN722",
+        "nccl_usage",
+    ),
     # a program's own refusal of P2P
     # https://github.com/LLMServe/DistServe/issues/39 (v22G-driver_env-004)
     (
@@ -189,6 +224,9 @@ SILENT = [
     # a setting that names the words
     "NUM_CPU_TIMEOUT_SECS = 100  # DeepEP host wait",
     "export DEEPEP_CPU_TIMEOUT=300",
+    # THC's argument check of PyTorch 0.x (released threads label it ambiguous as often as not)
+    "RuntimeError: arguments are located on different GPUs at "
+    "/pytorch/aten/src/THC/generic/THCTensorMathBlas.cu:253",
     # a healthy DeepEP tuning run
     "[tuning] Best dispatch (FP8): SMs 24, NVL chunk 16, RDMA chunk 8: 45.12 GB/s (RDMA), 147.36 GB/s (NVL)",
 ]
@@ -260,3 +298,14 @@ def test_extension_facts() -> None:
 def test_paddle_op_facts() -> None:
     log = 'ValueError: Operator "gen_nccl_id" has not been registered.\n'
     check_root(log, "RUN263", {"op": "gen_nccl_id", "framework": "paddle"})
+
+
+def test_torch7_check_facts() -> None:
+    log = (
+        "/home/mf/torch/install/bin/luajit: /home/mf/torch/install/share/lua/5.1/nn/Module.lua:70: Assertion "
+        "`THCudaTensor_checkGPU(state, 1, self_)' failed.  at /home/mf/torch/extra/cutorch/lib/THC/"
+        "THCTensorMath.cu:30\n"
+    )
+    check_root(
+        log, "RUN722", {"check": "THCudaTensor_checkGPU(state, 1, self_)", "source": "THCTensorMath.cu:30"}
+    )
