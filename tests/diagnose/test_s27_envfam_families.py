@@ -27,6 +27,10 @@ The variants below are not in the corpus unless marked (case id).
   "Some of weight/gradient/input tensors are located on different GPUs" (v22A-003): RUN722 (new, nccl_usage,
   rules/caffe_multigpu.py); THC's "arguments are located on different GPUs" (labelled ambiguous as often as
   not) stays unread.
+- pip's console-script launcher on Windows (distlib launcher.c): "Fatal error in launcher: Unable to create
+  process using '<python.exe>  <Scripts\\torchrun.exe> ...'" (the environment's Python moved or reinstalled),
+  "Unable to find an appended archive." (a damaged .exe): RUN389 (rules/launch_env.py); not in the released
+  sets.
 - A program's own refusal of the platform's P2P (DistServe's "Error: Peer-to-peer access is unsupported on
   this platform." v22G-driver_env-004): RUN590 (rules/p2p_probes.py); vLLM's custom all-reduce note stays
   silent.
@@ -191,6 +195,15 @@ FAILURES = [
         "RUN722",
         "nccl_usage",
     ),
+    # pip's console-script launcher on Windows
+    (
+        "Fatal error in launcher: Unable to create process using '\"C:\\Users\\me\\miniconda3\\envs\\old\\"
+        'python.exe"  "C:\\Users\\me\\miniconda3\\envs\\new\\Scripts\\torchrun.exe" --nproc_per_node 2 '
+        "train.py': The system cannot find the file specified.",
+        "RUN389",
+        "driver_env",
+    ),
+    ("Fatal error in launcher: Unable to find an appended archive.", "RUN389", "driver_env"),
     # a program's own refusal of P2P
     # https://github.com/LLMServe/DistServe/issues/39 (v22G-driver_env-004)
     (
@@ -309,3 +322,11 @@ def test_torch7_check_facts() -> None:
     check_root(
         log, "RUN722", {"check": "THCudaTensor_checkGPU(state, 1, self_)", "source": "THCTensorMath.cu:30"}
     )
+
+
+def test_windows_launcher_facts() -> None:
+    log = (
+        'Fatal error in launcher: Unable to create process using \'"d:\\anaconda3\\envs\\llm\\python.exe"  '
+        '"D:\\anaconda3\\envs\\llm\\Scripts\\accelerate.exe" launch train.py\'\n'
+    )
+    check_root(log, "RUN389", {"tool": "accelerate", "platform": "windows"})
