@@ -224,6 +224,7 @@ SILENT = [
     # torch's own ops and other dispatch keys
     "NotImplementedError: Could not run 'aten::_foo' with arguments from the 'CUDA' backend.",
     "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'Meta' backend.",
+    "NotImplementedError: Could not run 'quantized::linear_prepack' with arguments from the 'CUDA' backend.",
     "NotImplementedError: Could not run 'aten::empty.memory_format' with arguments from the 'SparseCUDA' "
     "backend.",
     # NCCL 2.25 lowered the limit and the communicator came up

@@ -49,9 +49,9 @@ Read at the sources:
   backend, or was omitted during the selective/custom build process". An extension's namespace (torchvision,
   torchaudio, fbgemm, mmcv, detectron2, a custom op library) with the GPU's key means the installed wheel was
   built without CUDA kernels or for another torch/CUDA than the one loaded (a CPU wheel of torchvision beside
-  a CUDA torch; fbgemm-gpu of another nightly): RUN265. aten:: and prim:: operators (torch's own, missing for
-  a backend it does not implement: a usage question) and the other keys (CPU, Meta, Sparse*, Autograd*) are
-  not read.
+  a CUDA torch; fbgemm-gpu of another nightly): RUN265. aten::, prim:: and quantized:: operators (torch's
+  own, missing for a backend it does not implement: a usage question) and the other keys (CPU, Meta, Sparse*,
+  Autograd*) are not read.
 """
 
 from __future__ import annotations
@@ -223,8 +223,8 @@ def _wsl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
 
 # an extension operator with no kernel under the GPU's dispatch key (ROCm builds dispatch HIP tensors as CUDA)
 _NO_CUDA_KERNEL = lazy_re.compile(
-    r"Could not run '(?P<op>(?!aten::|prim::)(?P<ns>\w+)::\w+(?:\.\w+)?)' with arguments from the "
-    r"'(?P<key>CUDA|CUDATensorId|HIP)' backend"
+    r"Could not run '(?P<op>(?!aten::|prim::|_?quantized::)(?P<ns>\w+)::\w+(?:\.\w+)?)' with arguments "
+    r"from the '(?P<key>CUDA|CUDATensorId|HIP)' backend"
 )
 
 
