@@ -93,3 +93,49 @@ MACHINE_RESET_UNDER_GPU_LOAD = register_code(
     "The machine rebooted or lost power under GPU load (power supply, power peaks or a thermal trip)",
     AREA,
 )
+
+# --- s27 envfam (RUN720-RUN724): driver_env families of the released sets' misses, read at their sources ---
+
+# Category driver_env: a CUDA tensor could not be handed to another process (torch.multiprocessing's
+# reduce_tensor -> storage._share_cuda_ -> cudaIpcGetMemHandle, torch/csrc/generic/StorageSharing.cpp):
+# "cuda runtime error (801) : operation not supported at ...StorageSharing.cpp:247" (71 before CUDA 10,
+# 63 / 304 "OS call failed or operation not supported on this OS"). CUDA IPC does not exist on native
+# Windows (nor under WSL): a DataLoader worker, an mp.Process or a Queue that carries CUDA tensors
+# (rules/platform_env.py). Keep CUDA tensors in one process (num_workers=0, move to the GPU after the
+# loader), share CPU tensors, or run on Linux.
+CUDA_IPC_UNSUPPORTED = register_code(
+    "RUN720",
+    "cuda-ipc-unsupported",
+    "fail",
+    "driver_env",
+    "CUDA tensors could not be shared between processes: this platform has no CUDA IPC (Windows, WSL)",
+    AREA,
+)
+
+# Category driver_env: DeepEP's host thread gave up waiting for the token counts its notify kernel writes
+# into mapped host memory (csrc/deep_ep.cpp / csrc/legacy/buffer.hpp: "DeepEP error: timeout (dispatch
+# CPU)" internode, "DeepEP error: CPU recv timeout" intranode, after NUM_CPU_TIMEOUT_SECS): the kernel's
+# NVSHMEM / NVLink exchange with the peers never completed - NVSHMEM's IBGDA or GPUDirect RDMA set-up (driver
+# PeerMappingOverride, nvidia_peermem, NVSHMEM version), not the model (rules/nvshmem_transport.py).
+DEEPEP_HOST_WAIT_TIMEOUT = register_code(
+    "RUN721",
+    "deepep-host-wait-timeout",
+    "fail",
+    "driver_env",
+    "DeepEP's host timed out waiting for the dispatch counts (NVSHMEM / IBGDA / GPUDirect RDMA set-up)",
+    AREA,
+)
+
+# Category nccl_usage: Torch7's (and PyTorch 0.x's) GPU check of one op's tensors failed: cutorch's
+# THAssert(THCudaTensor_checkGPU(...)) and THCAssertSameGPU / THCUNN_assertSameGPU ("Some of
+# weight/gradient/input tensors are located on different GPUs. Please move them to a single one."): a
+# multi-GPU module (DataParallelTable, nn.GPU, a model split by hand, threads per GPU) fed a tensor that lives
+# on another GPU than the op's (rules/caffe_multigpu.py).
+TENSORS_ON_DIFFERENT_GPUS = register_code(
+    "RUN722",
+    "tensors-on-different-gpus",
+    "fail",
+    "nccl_usage",
+    "One op's tensors live on different GPUs (Torch7 / THC's GPU check in a multi-GPU model)",
+    AREA,
+)

@@ -42,6 +42,16 @@ Read at the sources:
   / P2P between GPUs, a partial NVML and a small /dev/shm, so NCCL's multi-GPU transports fail there (RUN651).
   What failed and how stand within a few words in one clause (vocabulary's _near); an OOM, a question ("How to
   run NCCL on WSL2?") or a title without a failure ("NCCL works on WSL2 now") is not read.
+- torch's dispatcher finding no CUDA kernel for an extension's operator (aten/src/ATen/core/dispatch/
+  OperatorEntry.cpp reportError): 1.4-1.5 "Could not run 'torchvision::nms' with arguments from the
+  'CUDATensorId' backend. 'torchvision::nms' is only available for these backends: [CPUTensorId, ...]", 1.6+
+  "... from the 'CUDA' backend. ...", 1.8+ adding "This could be because the operator doesn't exist for this
+  backend, or was omitted during the selective/custom build process". An extension's namespace (torchvision,
+  torchaudio, fbgemm, mmcv, detectron2, a custom op library) with the GPU's key means the installed wheel was
+  built without CUDA kernels or for another torch/CUDA than the one loaded (a CPU wheel of torchvision beside
+  a CUDA torch; fbgemm-gpu of another nightly): RUN265. aten::, prim:: and quantized:: operators (torch's
+  own, missing for a backend it does not implement: a usage question) and the other keys (CPU, Meta, Sparse*,
+  Autograd*) are not read.
 """
 
 from __future__ import annotations
@@ -211,7 +221,43 @@ def _wsl(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     ]
 
 
+# an extension operator with no kernel under the GPU's dispatch key (ROCm builds dispatch HIP tensors as CUDA)
+_NO_CUDA_KERNEL = lazy_re.compile(
+    r"Could not run '(?P<op>(?!aten::|prim::|_?quantized::)(?P<ns>\w+)::\w+(?:\.\w+)?)' with arguments "
+    r"from the '(?P<key>CUDA|CUDATensorId|HIP)' backend"
+)
+
+
+def _no_cuda_kernel(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op, ns = m.group("op"), m.group("ns")
+    return [
+        row.event(
+            hit,
+            f"the installed {ns} has no CUDA kernel for {op}: the wheel was built without CUDA or for "
+            f"another torch / CUDA than the one loaded; reinstall {ns} from the index of this torch's exact "
+            "version and CUDA (pip list | grep -i torch; "
+            "python -c 'import torch; print(torch.version.cuda)')",
+            {
+                "reason": "extension_without_cuda_kernel",
+                "op": op,
+                "library": ns,
+                "dispatch_key": m.group("key"),
+            },
+            dedupe=(row.code, "no_cuda_kernel", ns),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "extension operator without a cuda kernel",
+        _NO_CUDA_KERNEL,
+        _no_cuda_kernel,
+        C.ARCH_UNSUPPORTED.code,
+        anchors=(b"with arguments from the '",),
+        worth=(rb"Could not run '\w+::\w+(?:\.\w+)?' with arguments from the '(?:CUDA|CUDATensorId|HIP)'",),
+        words=("with arguments from the",),
+    ),
     Signature(
         "curand status of the environment",
         _CURAND,

@@ -14,6 +14,11 @@ Formats, read at their sources:
   (nvcc) is optional where it is probed. Only the launchers and tools of a training job: another
   program missing (gpustat in a monitoring script) is no cause of the job's failure; Open MPI's remote
   daemon ("bash: orted: command not found") is remote_launch's.
+- The console-script launcher pip puts in a Windows environment's Scripts folder (distlib's launcher.c, the
+  .exe of torchrun, accelerate, deepspeed, pip): "Fatal error in launcher: Unable to create process using
+  '\"C:\\...\\envs\\old\\python.exe\"  \"C:\\...\\Scripts\\torchrun.exe\" ...': The system cannot find the
+  file specified." - the interpreter path written into the .exe is gone (the environment was moved, renamed
+  or its Python reinstalled); "Unable to find an appended archive." - the .exe is damaged (RUN389).
 - DeepSpeed's runner (deepspeed/launcher/runner.py 0.3-0.16, parse_resource_filter, _parse_hostfile): "No
   slot '4' specified on host 'localhost'" (without a hostfile the pool is the GPUs it detects: --include
   names a GPU this machine does not show, RUN264), the same for a host of the hostfile, "Hostname 'x' not
@@ -441,7 +446,47 @@ def _paddle_dso(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# distlib's launcher.c (pip's console scripts on Windows): the interpreter it names is gone, or the .exe is
+# damaged
+_WIN_LAUNCHER = lazy_re.compile(
+    r"Fatal error in launcher: (?P<what>Unable to create process using|Unable to find an appended archive)"
+)
+_SCRIPT_EXE = lazy_re.compile(r"[\\/]Scripts[\\/](?P<tool>[\w.-]{1,40}?)(?:\.exe)?[\"' ]")
+
+
+def _win_launcher(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    tool = _SCRIPT_EXE.search(hit.text, m.end())
+    facts: dict[str, Any] = {"reason": "console_script_launcher_broken", "platform": "windows"}
+    if tool:
+        facts["tool"] = tool.group("tool")
+    name = f"{facts['tool']}.exe" if tool else "the .exe"
+    why = (
+        "names a Python that is no longer there (the environment was moved, renamed or its Python "
+        "reinstalled)"
+        if m.group("what").startswith("Unable to create")
+        else "is damaged"
+    )
+    return [
+        row.event(
+            hit,
+            f"the console-script launcher {name} of this Windows Python environment {why}: reinstall the "
+            "package into the active environment (pip install --force-reinstall) or run it as python -m "
+            "(python -m torch.distributed.run, python -m accelerate.commands.launch)",
+            facts,
+            dedupe=(row.code, "win_launcher"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "windows console-script launcher broken",
+        _WIN_LAUNCHER,
+        _win_launcher,
+        C.LAUNCHER_NOT_FOUND.code,
+        anchors=(b"Fatal error in launcher: ",),
+        words=("fatal error in launcher",),
+    ),
     Signature(
         "launcher command not found",
         _NOT_FOUND,

@@ -8,6 +8,15 @@ capability among the communicator's GPUs. A CUDA older than that capability (sm_
 "no kernel image is available" / "invalid device function" (the A100 under a cu10.x PyTorch). Silent when a
 communicator came up or a test ran anyway (a build that carried PTX the driver compiled), and when the banner
 is not in the log (RUN265).
+
+The kernels' shared memory (src/enqueue.cc ncclInitKernelsForDevice, called from init.cc's device set-up):
+NCCL sizes its kernels' dynamic shared memory for the architectures it was built for and checks it against
+the device's opt-in maximum. 2.25 logs "NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem
+79856", lowers the attribute and goes on; 2.26-2.28 "NCCL WARN cudaArch 1200 ncclMaxSharedMem 82240 exceeds
+device/fn maxSharedMem 79856" and 2.29+ "NCCL WARN cudaArch 1200 dynamic smem 82240 exceeds device/fn
+maxSharedMem 79856" return ncclSystemError: this NCCL does not fit the GPU (a consumer Blackwell, sm_120,
+under an NCCL built before it was supported). RUN265; the 2.25 INFO only where no communicator came up (tier
+1).
 """
 
 from __future__ import annotations
@@ -62,7 +71,46 @@ def _min_comp_cap(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
     ]
 
 
+_SMEM = lazy_re.compile(
+    r"(?:cudaArch (?P<arch>\d{3,4}) )?(?:ncclMaxSharedMem|dynamic smem) (?P<need>\d+) exceeds device/fn "
+    r"maxSharedMem (?P<have>\d+)"
+)
+
+
+def _smem(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    warned = "WARN" in hit.text or m.group("arch") is not None
+    facts: dict[str, object] = {
+        "reason": "nccl_smem_exceeds_device",
+        "shared_mem_needed": int(m.group("need")),
+        "shared_mem_device": int(m.group("have")),
+    }
+    if m.group("arch"):
+        facts["cuda_arch"] = int(m.group("arch"))
+    if not warned:
+        facts[UNTIL_UP] = ""  # 2.25 lowers the limit and goes on: a cause only if no communicator came up
+    return [
+        row.event(
+            hit,
+            f"NCCL's kernels need {m.group('need')} bytes of shared memory and this GPU gives "
+            f"{m.group('have')}: this NCCL build does not fit the GPU (a GPU newer than the NCCL, e.g. an "
+            "RTX 50xx / sm_120 under NCCL < 2.26 or a PyTorch built before CUDA 12.8); install a PyTorch / "
+            "NCCL built for this GPU (NCCL 2.26+ with CUDA 12.8+)",
+            facts,
+            tier=None if warned else 1,
+            dedupe=(row.code, "nccl_smem"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "nccl kernels' shared memory over the device's",
+        _SMEM,
+        _smem,
+        C.ARCH_UNSUPPORTED.code,
+        anchors=(b"exceeds device/fn maxSharedMem",),
+        words=("exceeds device/fn maxsharedmem",),
+    ),
     Signature(
         "nccl built for a cuda older than the gpu",
         _MIN_COMP_CAP,

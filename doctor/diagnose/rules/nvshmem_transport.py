@@ -34,6 +34,13 @@ timeout for dispatch senders, rank 3, responsible_channel = 2" ("DeepEP timeout 
 "DeepEP timeout check failed: rank = 3, thread = 1, value = 1)" / "DeepEP timeout check failed: 7 (rank = 3)".
 A peer never sent (it hangs elsewhere, or NVSHMEM's RDMA path drops its writes): RUN560, tier 0. The trap
 reaches the host as "CUDA error ... 'unspecified launch failure'" (EPException), which is its consequence.
+DeepEP's host side (csrc/deep_ep.cpp, later csrc/legacy/buffer.hpp, every release) spins on the token counts
+the notify kernel writes into mapped host memory and throws after NUM_CPU_TIMEOUT_SECS: "DeepEP error:
+timeout (dispatch CPU)" (internode, after printing "Global rank: N, num_recv_tokens: -1, ...") and "DeepEP
+error: CPU recv timeout" (intranode), the only two "DeepEP error:" texts; a paste may cut it ("DeepEP error:
+timeout (di"). The notify exchange over NVSHMEM / NVLink never completed: NVSHMEM's IBGDA or GPUDirect RDMA
+set-up (driver PeerMappingOverride, nvidia_peermem, the NVSHMEM version) in the released threads (RUN721,
+tier 1: a kernel's own timeout or a transport's error above it says more).
 """
 
 from __future__ import annotations
@@ -149,6 +156,34 @@ def _deepep_timeout(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
     ]
 
 
+# the host's wait for the notify kernel's counts (the only "DeepEP error:" texts), whole or cut after
+# "timeout"
+_DEEPEP_HOST = lazy_re.compile(
+    r"\bDeepEP error: (?:timeout(?: \((?P<what>[a-z]{1,20})(?: CPU\))?)?|CPU recv timeout)"
+)
+
+
+def _deepep_host(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    what = (m.group("what") or "").strip()
+    side = "internode dispatch" if what.startswith("di") else ("intranode" if "recv" in m.group(0) else "")
+    facts: dict[str, Any] = {"framework": "deepep", "reason": "deepep_host_wait_timeout"}
+    if side:
+        facts["kernel"] = side
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: DeepEP's host gave up waiting for the token counts its notify kernel writes "
+            f"({clip(m.group(0), 60)}): the kernel's NVSHMEM / NVLink exchange with the peers never "
+            "completed; check NVSHMEM's IBGDA set-up (driver option PeerMappingOverride=1, nvidia_peermem "
+            "loaded, NVSHMEM_IB_ENABLE_IBGDA), the NVSHMEM version DeepEP was built with, and run its "
+            "test_internode / test_intranode alone",
+            facts,
+            tier=1,
+            dedupe=(row.code,),
+        )
+    ]
+
+
 SIGNATURES = (
     Signature(
         "deepep kernel timeout",
@@ -166,6 +201,15 @@ SIGNATURES = (
             "DeepEP combine (scale-up wait) timeout, scale-out: 0/2, scale-up: 1/8, channel: 3, lane: 1",
             "DeepEP dispatch forwarder timeout (RDMA check), channel: 2, RDMA: 1, nvl: 3, dst NVL: 4",
         ),
+    ),
+    Signature(
+        "deepep host wait timeout",
+        _DEEPEP_HOST,
+        _deepep_host,
+        C.DEEPEP_HOST_WAIT_TIMEOUT.code,
+        tier=1,
+        anchors=(b"DeepEP error: ",),
+        words=("deepep error",),
     ),
     Signature(
         "nvshmem transport status",

@@ -18,6 +18,11 @@ Formats, read at their sources:
   cudart.cudaDeviceCanAccessPeer(0, 1)` then `print(result)` -> "0"), torch.cuda.can_device_access_peer(0, 1)
   -> "False", answered on the REPL's next lines or on the call's own line (": 0", "= False"). 1 / True is a
   healthy pair.
+- A program's own refusal after its P2P check (DistServe's ParaWorker, csrc/util/cuda_utils.h: "Error:
+  Peer-to-peer access is unsupported on this platform." then "In the current version of distserve, it is
+  necessary to use a platform that supports GPU P2P access." and "Exiting..."; the same words with "P2P" or
+  "not supported", on this platform / system / machine). vLLM's warning that its custom all-reduce is off
+  ("your platform lacks GPU P2P capability") is a healthy run's note and not read.
 All are a warning at tier 2, as RUN590's other readings: many jobs run on the host path; it is the cause to
 look at when the job hangs or crawls and the paste holds no error of its own.
 """
@@ -38,6 +43,10 @@ _SIMPLE_NO = lazy_re.compile(
     r"Peer access from .{0,80}?\(GPU(?P<a>\d+)\) -> .{0,80}?\(GPU(?P<b>\d+)\) : No\b|"
     r"Two or more GPUs with Peer-to-Peer access capability are required|"
     r"Peer to Peer access is not available amongst GPUs"
+)
+_PROGRAM_REFUSED = lazy_re.compile(
+    r"\b(?:GPU )?(?:[Pp]eer[- ]to[- ][Pp]eer|P2P) access is (?:unsupported|not supported) on this "
+    r"(?:platform|system|machine)"
 )
 _STOPPED = lazy_re.compile(r"(?:Unidirectional|Bidirectional) P2P=(?:Disabled|Enabled) Bandwidth")
 _COLUMNS = lazy_re.compile(r"^\s*(?:D\\D(?:\s+\d+)*)?\s*$")
@@ -81,6 +90,10 @@ def _cannot(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 def _simple_no(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     pairs = [(int(m.group("a")), int(m.group("b")))] if m.group("a") else []
     return _refused(row, hit, pairs, "simpleP2P")
+
+
+def _program_refused(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    return _refused(row, hit, [], "the program's own P2P check")
 
 
 def _stopped(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -133,6 +146,16 @@ SIGNATURES = (
         tier=2,
         anchors=(b"Peer access from", b"Peer-to-Peer access capability", b"access is not available amongst"),
         words=("peer access from", "peer-to-peer access capability", "access is not available amongst"),
+    ),
+    Signature(
+        "a program refuses the platform's p2p",
+        _PROGRAM_REFUSED,
+        _program_refused,
+        C.GPU_P2P_BROKEN_BY_PLATFORM.code,
+        tier=2,
+        anchors=(b" access is unsupported on this ", b" access is not supported on this "),
+        worth=(rb"(?i:peer[- ]to[- ]peer|P2P) access is (?:unsupported|not supported) on this",),
+        words=("access is unsupported on this", "access is not supported on this"),
     ),
     Signature(
         "p2p test stopped at its first matrix",

@@ -34,6 +34,14 @@ line "[Hint: Expected ..., but received ...] (at /.../paddle/fluid/distributed/c
 process_group_nccl.cc:222)". An InvalidArgument, PreconditionNotMet or Unimplemented raised there is the
 program's call (split sizes, tensor places, dtypes), not the transport; External (NCCL's own error) and
 ResourceExhausted are read by their own rows.
+
+driver_env: a Paddle build without the collective ops (Windows and CPU-only wheels compile no NCCL ops): the
+op registry's lookup of one of them fails, in Fluid's Python (framework.py OpProtoHolder.get_op_proto, 1.x)
+"ValueError: Operator \"gen_nccl_id\" has not been registered.", in C++ (framework/op_info.h) 1.x "Operator
+gen_nccl_id has not been registered" and 2.x "NotFoundError: Operator (c_gen_nccl_id) is not registered.".
+Read for the communication ops only (gen_nccl_id / c_gen_*_id, c_comm_init*, the c_* collectives, nccl*):
+RUN263, as TensorFlow's NCCL ops missing from its build. Any other op not registered is a model's or a
+plug-in's.
 """
 
 from __future__ import annotations
@@ -191,7 +199,41 @@ def _old_enforce(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return from_detail(hit, f"{text} (PaddlePaddle, at {where})", base, None, 0, KIND[text])
 
 
+# the op registry's lookup (Python 1.x, C++ 1.x and 2.x wordings) of a communication op
+_COMM_OP = (
+    r"(?:c_)?gen_(?:nccl|bkcl|hccl|xccl|cncl)_id|c_comm_init\w*|"
+    r"c_(?:allreduce|allgather|broadcast|reducescatter|reduce|alltoall|sync_comm_stream|wait_comm|scatter)\w*|"
+    r"nccl\w*"
+)
+_NO_COMM_OP = lazy_re.compile(
+    r"Operator \\?\"?\(?(?P<op>" + _COMM_OP + r")\)?\\?\"? (?:has not been|is not) registered"
+)
+
+
+def _no_comm_op(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    op = m.group("op")
+    return [
+        row.event(
+            hit,
+            f"this PaddlePaddle build has no collective ops (operator {op} is not registered): Windows and "
+            "CPU-only wheels are built without NCCL; install the Linux GPU build (paddlepaddle-gpu) for "
+            "multi-GPU training",
+            {"problem": "framework_without_nccl", "framework": "paddle", "op": op},
+            dedupe=(row.code, "paddle_no_nccl"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "paddle build without collective ops",
+        _NO_COMM_OP,
+        _no_comm_op,
+        C.LIBRARY_MISSING.code,
+        anchors=(b"has not been registered", b"is not registered"),
+        words=("has not been registered", "is not registered"),
+        examples=('ValueError: Operator "gen_nccl_id" has not been registered.',),
+    ),
     Signature(
         "paddle 1.x nccl enforce",
         _OLD_ENFORCE,

@@ -44,6 +44,16 @@ Formats, read at their sources:
   for two GPUs of the tensor-parallel group (PCIe GPUs behind a host bridge, ACS / IOMMU, a VM, GeForce
   cards): the engine was built with the custom all-reduce (use_custom_all_reduce) that needs P2P (RUN291,
   the code of CUDA's own cudaErrorPeerAccessUnsupported).
+- torch's CUDA tensor sharing (torch/multiprocessing/reductions.py reduce_tensor -> storage._share_cuda_() ->
+  cudaIpcGetMemHandle in torch/csrc/generic/StorageSharing.cpp, 0.3-1.x; c10's CUDA check in 1.8+): CUDA IPC
+  does not exist on native Windows (nor under WSL), so a DataLoader worker, an mp.Process argument or a
+  Queue that carries a CUDA tensor fails: "RuntimeError: cuda runtime error (801) : operation not supported
+  at ..\\torch/csrc/generic/StorageSharing.cpp:247" (CUDA 10.1+ numbering), "(71) : operation not supported"
+  (CUDA 9-10.0), THC's own line "THCudaCheck FAIL file=..\\torch/csrc/generic/StorageSharing.cpp line=253
+  error=63 : OS call failed or operation not supported on this OS" (63, later 304), the same text before
+  " at ...StorageSharing.cpp:253" alone (0.2-0.4), and 1.8+'s "RuntimeError: CUDA error: operation not
+  supported" right under the storage._share_cuda_() frame (RUN720). The same errors anywhere else (a kernel,
+  cudaMallocAsync, cuMem) are not this row's.
 """
 
 from __future__ import annotations
@@ -281,7 +291,58 @@ def _trtllm_peer(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     ]
 
 
+# torch's CUDA IPC at StorageSharing.cpp: "cuda runtime error (801) : operation not supported at ...", THC's
+# "THCudaCheck FAIL file=...StorageSharing.cpp line=253 error=63 : OS call failed ...", the bare text before
+# " at ...StorageSharing.cpp"; 1.8+'s c10 check "CUDA error: operation not supported" (or 304's text) under
+# the _share_cuda_ frame.
+_IPC_TEXT = (
+    r"(?P<what>operation not supported(?: on this OS)?|OS call failed or operation not supported on this OS)"
+)
+_CUDA_IPC = lazy_re.compile(
+    r"(?:cuda runtime error \((?P<n>801|71|63|304)\) : )?" + _IPC_TEXT + r" at \S*StorageSharing\.cpp|"
+    r"THCudaCheck FAIL file=\S*StorageSharing\.cpp line=\d+ error=(?P<n2>801|71|63|304) : |"
+    r"\bCUDA error: (?P<what2>operation not supported|OS call failed or operation not supported on this OS)\b"
+)
+_SHARE_FRAME = lazy_re.compile(r"_share_cuda_\(|\breduce_tensor\b|\bcudaIpc(?:Get|Open)MemHandle\b")
+
+
+def _cuda_ipc(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("what2") and not any(_SHARE_FRAME.search(ln.text) for ln in hit.before(6, same_rank=False)):
+        return None  # the same CUDA error elsewhere (a kernel, an allocator): not the tensor sharing
+    number = m.group("n") or m.group("n2")
+    facts: dict[str, Any] = {"reason": "cuda_ipc_unsupported", "api": "cudaIpcGetMemHandle"}
+    if number:
+        facts["cuda_error"] = int(number)
+    return [
+        row.event(
+            hit,
+            f"{hit.who()}: a CUDA tensor could not be shared with another process (CUDA IPC, "
+            "storage._share_cuda_: operation not supported): native Windows and WSL have no CUDA IPC; keep "
+            "CUDA tensors out of DataLoader workers / mp.Process arguments / queues (num_workers=0 or move "
+            "to the GPU after the loader, share CPU tensors) or run on Linux",
+            facts,
+            dedupe=(row.code, "cuda_ipc"),
+        )
+    ]
+
+
 SIGNATURES = (
+    Signature(
+        "cuda ipc unsupported",
+        _CUDA_IPC,
+        _cuda_ipc,
+        C.CUDA_IPC_UNSUPPORTED.code,
+        anchors=(
+            b"StorageSharing.cpp",
+            b"CUDA error: operation not supported",
+            b"CUDA error: OS call failed",
+        ),
+        words=("storagesharing.cpp", "cuda error: operation not supported", "cuda error: os call failed"),
+        examples=(
+            "RuntimeError: cuda runtime error (801) : operation not supported at "
+            "..\\torch/csrc/generic/StorageSharing.cpp:258",
+        ),
+    ),
     Signature(
         "slurm munge authentication failed",
         _MUNGE,
