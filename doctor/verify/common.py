@@ -12,14 +12,14 @@ import math
 import os
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
 from pgdoctor.verify.compare import least_precise, listed
 from pgdoctor.verify.entry import EntryError
 from pgdoctor.verify.records import ErrorRecord, RankRecord, Setup, StepRecord, tensor_file
-from pgdoctor.verify.tensors import digest
+from pgdoctor.verify.tensors import digest, output_tensors
 
 SEED = 1234
 PROBE_SEED = 4321
@@ -114,19 +114,6 @@ def sample_hash(x: Any, y: Any) -> str:
 
 def flat(t: Any) -> list[float]:
     return [float(v) for v in t.detach().cpu().double().flatten().tolist()]
-
-
-def output_tensors(out: Any) -> Iterator[Any]:
-    """The tensors of a model's output (a tensor, or tuples, lists and mappings of them, Hugging
-    Face's ModelOutput being an ordered mapping), depth first, in the output's order."""
-    import torch
-
-    if isinstance(out, torch.Tensor):
-        yield out
-        return
-    items = out.values() if isinstance(out, Mapping) else out if isinstance(out, (tuple, list)) else ()
-    for item in items:
-        yield from output_tensors(item)
 
 
 def first_tensor(out: Any) -> Any:

@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
-from pgdoctor.verify.common import output_tensors
+from pgdoctor.verify.tensors import output_tensors
 
 # Relative spread below which the per-parameter factors are one factor: each element is rounded
 # once when scaled (6e-8 in float32), so a uniform scaling agrees to ~1e-7.

@@ -14,12 +14,25 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Optional
 
 from pgdoctor.verify.records import TensorDiff
 
 CHUNK = 1 << 22  # elements per slice of the exact comparison (16 MiB of float32)
+
+
+def output_tensors(out: Any) -> Iterator[Any]:
+    """The tensors of a model's output (a tensor, or tuples, lists and mappings of them, Hugging
+    Face's ModelOutput being an ordered mapping), depth first, in the output's order."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        yield out
+        return
+    items = out.values() if isinstance(out, Mapping) else out if isinstance(out, (tuple, list)) else ()
+    for item in items:
+        yield from output_tensors(item)
 
 
 def digest(tensors: Iterable[Any]) -> str:
