@@ -23,6 +23,13 @@ sources:
   `composer.utils.dist.initialize_dist` has been called first."): WORLD_SIZE says several ranks and no
   process group was made; torch's "Default process group has not been initialized" in that framework's
   words (RUN224, as rdzv_config.py reads torch's).
+- The package before c10d (THD: torch/distributed/__init__.py 0.2-0.4, torch/distributed/deprecated/ in 1.0)
+  guarded every collective and send/recv with "assert torch.distributed._initialized == _INITIALIZED_PG,
+  \"collective only supported in process-group mode\"" and get_rank / get_world_size with a bare "assert
+  torch.distributed._initialized" (1.0: "assert torch.distributed.deprecated._initialized"), whose
+  AssertionError has no text: the message, or that assert as the source line under a traceback's last frame
+  (a paste cut at it), is a collective or a rank query before init_process_group: RUN224, as torch's "Default
+  process group has not been initialized" (a listing of the source, not under a frame, says nothing).
 - A store address that is a path: DeepSpeed's runner (launcher/runner.py, 0.3-0.16) takes the first word of
   `ssh <first host> hostname -I` as the master address when --master_addr is not given, and a login script
   that prints on a non-interactive shell (a .bashrc that echoes the files it sources) hands it that text:
@@ -146,6 +153,31 @@ def _world_not_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
             "collective, or this torch was built without distributed support",
             {"problem": "default process group not initialized", "world_size": n, "framework": "composer"},
             dedupe=(row.code, "world_not_init"),
+        )
+    ]
+
+
+# THD's guards (0.2-1.0): the assertion's message, or the assert as the raising frame's source line.
+_THD_NOT_INIT = lazy_re.compile(
+    r"collective only supported in process-group mode|"
+    r"\bassert torch\.distributed(?:\.deprecated)?\._initialized(?: == _INITIALIZED_PG\b)?"
+)
+_FRAME_LINE = lazy_re.compile(r'\bFile "[^"]+", line \d+, in \w+')
+
+
+def _thd_not_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group(0).startswith("assert"):
+        # (a frame line wrapped onto its source line is joined to it by the text layer)
+        before = [hit.text[: m.start()], *(ln.text for ln in hit.before(1, same_rank=False))]
+        if not any(_FRAME_LINE.search(t) for t in before):
+            return None  # the source quoted outside a traceback: no assertion failed
+    return [
+        row.event(
+            hit,
+            "a collective or a rank query ran before init_process_group (torch.distributed before c10d, "
+            "0.2-1.0, asserts that the package was initialised): the process group was never created",
+            {"problem": "default process group not initialized", "package": "torch.distributed (THD)"},
+            dedupe=(row.code, "not_initialized"),
         )
     ]
 
@@ -303,6 +335,18 @@ SIGNATURES = (
         C.RENDEZVOUS_CONFIG.code,
         anchors=(b"> 1, but the distributed package is not available",),
         words=("but the distributed package is not available",),
+    ),
+    Signature(
+        "torch.distributed (THD) used before init_process_group",
+        _THD_NOT_INIT,
+        _thd_not_init,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"only supported in process-group mode", b"assert torch.distributed"),
+        words=("only supported in process-group mode", "assert torch.distributed"),
+        examples=(
+            "AssertionError: collective only supported in process-group mode",
+            "    assert torch.distributed.deprecated._initialized",
+        ),
     ),
     Signature(
         "rpc framework not initialised",

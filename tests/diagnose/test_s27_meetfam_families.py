@@ -1,0 +1,184 @@
+"""meetfam of 2026-12-08 (s27): rendezvous_init / process_killed misses read as their families, at their
+sources across versions. The variants below are not in the corpus unless marked (case id).
+
+- torch.distributed before c10d (THD, torch/distributed/__init__.py 0.2-0.4, torch/distributed/deprecated/
+  in 1.0): "AssertionError: collective only supported in process-group mode" (v13r-rendezvous_init-004) and
+  the bare "assert torch.distributed._initialized" of get_rank / get_world_size as the raising frame's source
+  line (v22D-rendezvous_init-002, 1.0's deprecated package): RUN224 (rules/rdzv_setup.py); the assert quoted
+  outside a traceback stays silent.
+- torch elastic's SignalException retyped ("Process 81061 got sigval:1", v22B-process_killed-006): the agent
+  was told to stop, RUN133 with its signal (rules/launcher.py).
+- The shell's "Killed" as a title's subject with its condition ("`Killed` if I use FSDPTrainer or
+  TensorParallelTrainer", v22C-process_killed-004): RUN121 (rules/killed_titles.py); a question, a person's
+  kill and a kill that names another cause stay as they were.
+- SageMaker's FailureReason naming another _CalledProcessError-shaped class than ExecuteUserScriptError
+  ("AlgorithmError: SMDDPError:" then "ExitCode 134", v22E-process_killed-001): the exit status read as
+  the script's (rules/cloud_jobs.py).
+- A notebook's kernel that died (Jupyter Notebook, JupyterLab, VS Code's Jupyter extension, Colab): RUN133 at
+  tier 2 (rules/userspace_oom.py); advice that quotes the message and the user's own restarts stay silent.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, check_root, prefixed, root_finding
+
+# (log, code, facts)
+FAILURES = [
+    # THD: the assertion's message (https://github.com/pytorch/pytorch/issues/7092)
+    ("AssertionError: collective only supported in process-group mode", "RUN224", {}),
+    (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 80, in <module>\n'
+        "    dist.all_reduce(t)\n"
+        '  File "/usr/lib/python3.6/site-packages/torch/distributed/__init__.py", line 324, in all_reduce\n'
+        "    assert torch.distributed._initialized == _INITIALIZED_PG, \\\n"
+        "AssertionError: collective only supported in process-group mode",
+        "RUN224",
+        {"package": "torch.distributed (THD)"},
+    ),
+    # the bare assert as the last frame's source line, the paste cut there
+    # (https://github.com/facebookresearch/maskrcnn-benchmark/issues/540)
+    (
+        "Traceback (most recent call last):\n"
+        '  File "tools/train_net.py", line 169, in main\n'
+        "    model = train(cfg, args.local_rank, args.distributed)\n"
+        '  File "/home/u/maskrcnn_benchmark/data/samplers/distributed.py", line 30, in __init__\n'
+        "    num_replicas = dist.get_world_size()\n"
+        '  File "/home/u/envs/py36/lib/python3.6/site-packages/torch/distributed/deprecated/__init__.py", '
+        "line 177, in get_world_size\n"
+        "    assert torch.distributed.deprecated._initialized",
+        "RUN224",
+        {"problem": "default process group not initialized"},
+    ),
+    # 0.3/0.4's get_rank, followed by its empty AssertionError
+    (
+        '  File "/opt/conda/lib/python3.6/site-packages/torch/distributed/__init__.py", line 156, '
+        "in get_rank\n"
+        "    assert torch.distributed._initialized\n"
+        "AssertionError",
+        "RUN224",
+        {},
+    ),
+    # elastic's SignalException, retyped (https://github.com/zai-org/ChatGLM2-6B/issues/262)
+    (
+        'raise SignalException(f"Process {os.getid()} got signal : {sigval}" ,sigval=sigval)\n'
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 81061 got sigval:1",
+        "RUN133",
+        {"signal": "SIGHUP"},
+    ),
+    (
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 81061 got signal : 15",
+        "RUN133",
+        {},
+    ),
+    (
+        "torch.distributed.elastic.multiprocessing.api.SignalException: Process 81061 got signal: 1",
+        "RUN133",
+        {},
+    ),
+    # the shell's word and its condition in a title
+    # (https://github.com/eric-mitchell/direct-preference-optimization/issues/11)
+    ("`Killed` if I use FSDPTrainer or TensorParallelTrainer", "RUN121", {"read_as": "title"}),
+    ('"Killed" with 8 GPUs and deepspeed zero3', "RUN121", {"read_as": "title"}),
+    ("Killed at step 1200 of the first epoch", "RUN121", {"read_as": "title"}),
+    # SageMaker (https://github.com/aws/sagemaker-training-toolkit/pull/185)
+    (
+        "UnexpectedStatusException: Error for Training job vit-fsdp-2023-06-14-22-27-25-988: Failed. Reason: "
+        "AlgorithmError: SMDDPError:\nExitCode 134\nErrorMessage \"raise exceptions.SMDDPError('Error')",
+        "RUN131",
+        {"exit_code": 134, "signal": "SIGABRT"},
+    ),
+    (
+        "UnexpectedStatusException: Error for Training job llm-2024-01-01: Failed. Reason: AlgorithmError: "
+        'ExecuteUserScriptError:\nExitCode 137\nErrorMessage ""',
+        "RUN121",
+        {"exit_code": 137},
+    ),
+    # notebooks' kernels
+    ("The kernel appears to have died. It will restart automatically.", "RUN133", {"reporter": "notebook"}),
+    (
+        "Kernel Restarting\nThe kernel for train_ddp.ipynb appears to have died. It will restart "
+        "automatically.",
+        "RUN133",
+        {"notebook": "train_ddp.ipynb"},
+    ),
+    (
+        "The Kernel crashed while executing code in the current cell or a previous cell. \n"
+        "Please review the code in the cell(s) to identify a possible cause of the failure. \n"
+        "Click here for more info. \nView Jupyter log for further details.",
+        "RUN133",
+        {},
+    ),
+    (
+        "The Kernel crashed while executing code in the the current cell or a previous cell. Please review "
+        "the "
+        "code in the cell(s) to identify a possible cause of the failure.",
+        "RUN133",
+        {},
+    ),
+    ("The kernel 'venv (Python 3.10.12)' died. Click here for more info.", "RUN133", {}),
+    (
+        "The kernel has died, and the automatic restart has failed. It is possible the kernel cannot be "
+        "restarted.",
+        "RUN133",
+        {},
+    ),
+    ("Your session crashed for an unknown reason.", "RUN133", {}),
+]
+
+SILENT = [
+    # the THD assert quoted as source, not under a frame
+    "    assert torch.distributed._initialized",
+    "def get_rank():\n    assert torch.distributed._initialized\n    return torch._C._dist_get_rank()",
+    # a title that asks, a person's kill, another cause
+    "Killed if I use FSDPTrainer?",
+    "Killed with SIGTERM when the job hits its time limit",
+    # notebooks: advice quoting the message, the user's restarts
+    "If you encounter issue like `Kernel Restarting: The kernel appears to have died. It will restart "
+    "automatically.`, please increase your notebook memory.",
+    "Kernel restarted",
+    "Restarting kernel...",
+    "The kernel is busy",
+    # SageMaker's reason for a job that was stopped, no exit status
+    "UnexpectedStatusException: Error for Training job x: Stopped. Reason: AlgorithmError: Stopped by user",
+]
+
+# The failure a notebook's kernel death follows leads it.
+LED = [
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity "
+        "of "
+        "23.64 GiB of which 1.2 GiB is free.\n"
+        "The Kernel crashed while executing code in the current cell or a previous cell.",
+        "RUN101",
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "code", "facts"), FAILURES)
+def test_each_variant_names_its_cause(log: str, code: str, facts: dict[str, object]) -> None:
+    check_root(log, code, facts)
+
+
+@pytest.mark.parametrize("log", SILENT)
+def test_near_misses_stay_silent(log: str) -> None:
+    root = root_finding(log)
+    assert root is None, (log, root)
+
+
+@pytest.mark.parametrize(("log", "code"), LED)
+def test_the_cause_leads_the_kernel_death(log: str, code: str) -> None:
+    check_root(log, code)
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
+def test_thd_assertion_behind_every_prefix(prefix: str) -> None:
+    check_root(prefixed(prefix, "AssertionError: collective only supported in process-group mode"), "RUN224")
+
+
+@pytest.mark.parametrize("prefix", LAUNCHER_PREFIXES)
+def test_signal_exception_behind_every_prefix(prefix: str) -> None:
+    log = "torch.distributed.elastic.multiprocessing.api.SignalException: Process 81061 got sigval:1"
+    check_root(prefixed(prefix, log), "RUN133", {"signal": "SIGHUP"})
