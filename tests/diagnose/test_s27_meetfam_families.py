@@ -14,6 +14,13 @@ sources across versions. The variants below are not in the corpus unless marked 
 - SageMaker's FailureReason naming another _CalledProcessError-shaped class than ExecuteUserScriptError
   ("AlgorithmError: SMDDPError:" then "ExitCode 134", v22E-process_killed-001): the exit status read as
   the script's (rules/cloud_jobs.py).
+- JAX's distributed runtime before the coordination service (xla/pjrt/distributed service.cc / client.cc,
+  jaxlib 0.1.6x-0.4.x): "Timed out after 5m0s waiting for all nodes to call Connect()" / "EnumerateDevices()"
+  RUN221, "Connect() timed out after 0 with 1 attempts. Most recent failure was: UNAVAILABLE: Socket closed"
+  RUN222, "ABORTED: Duplicate node ID 1" and "Invalid node ID 4, must be in the range [0, 4)" RUN224
+  (rules/coordination_service.py); JAX's "Unable to initialize backend 'cuda': DEADLINE_EXCEEDED:
+  GetKeyValue() timed out with key: cuda:local_topology/cuda/1" is the topology exchange's rendezvous
+  (RUN221), not a driver (rules/driver_env.py leaves it); its backend failures of the driver stay RUN262.
 - A notebook's kernel that died (Jupyter Notebook, JupyterLab, VS Code's Jupyter extension, Colab): RUN133 at
   tier 2 (rules/userspace_oom.py); advice that quotes the message and the user's own restarts stay silent.
 """
@@ -23,6 +30,9 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.diagnose_root import LAUNCHER_PREFIXES, check_root, prefixed, root_finding
+
+_XLA = "jaxlib.xla_extension.XlaRuntimeError: "
+_BACKEND = "RuntimeError: Unable to initialize backend 'cuda': DEADLINE_EXCEEDED: "
 
 # (log, code, facts)
 FAILURES = [
@@ -96,6 +106,56 @@ FAILURES = [
         "RUN121",
         {"exit_code": 137},
     ),
+    # JAX's distributed runtime before the coordination service
+    (
+        _XLA + "DEADLINE_EXCEEDED: Timed out after 5m0s waiting for all nodes to call Connect()",
+        "RUN221",
+        {"call": "Connect", "timeout": "5m0s"},
+    ),
+    (
+        "RuntimeError: DEADLINE_EXCEEDED: Timed out after 300s waiting for all nodes to call "
+        "EnumerateDevices()",
+        "RUN221",
+        {"call": "EnumerateDevices"},
+    ),
+    # (https://github.com/alpa-projects/alpa/issues/826)
+    (
+        _XLA + "DEADLINE_EXCEEDED: Connect() timed out after 0 with 1 attempts. "
+        "Most recent failure was: UNAVAILABLE: Socket closed",
+        "RUN222",
+        {"attempts": 1},
+    ),
+    (
+        _XLA + "DEADLINE_EXCEEDED: Connect() timed out after 0 with 1 attempts.",
+        "RUN221",
+        {},
+    ),
+    (_XLA + "ABORTED: Duplicate node ID 1", "RUN224", {"node_id": 1}),
+    (
+        _XLA + "FAILED_PRECONDITION: Invalid node ID 4, must be in the range [0, 4)",
+        "RUN224",
+        {"node_id": 4},
+    ),
+    # the backend's topology exchange through the service
+    (
+        _BACKEND + "GetKeyValue() timed out with key: cuda:local_topology/cuda/1 and duration: 2m "
+        "(you may need to uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this "
+        "backend.)",
+        "RUN221",
+        {"key": "cuda:local_topology/cuda/1"},
+    ),
+    (
+        _BACKEND + "Barrier timed out. Barrier_id: PjRT_Client_Connect. Timed out task names:\n"
+        "/job:jax_worker/replica:0/task:1",
+        "RUN221",
+        {"ranks": [1]},
+    ),
+    # the backend's driver failures stay the driver's
+    (
+        "RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices.",
+        "RUN262",
+        {},
+    ),
     # notebooks' kernels
     ("The kernel appears to have died. It will restart automatically.", "RUN133", {"reporter": "notebook"}),
     (
@@ -141,6 +201,9 @@ SILENT = [
     "Kernel restarted",
     "Restarting kernel...",
     "The kernel is busy",
+    # the distributed runtime's words as a setting or a log of its success
+    "Connect() timed out after 5m0s is the default; set initialization_timeout to change it?",
+    "I0101 00:00:00.000000 1234 service.cc:123] Connect node 1: all nodes connected",
     # SageMaker's reason for a job that was stopped, no exit status
     "UnexpectedStatusException: Error for Training job x: Stopped. Reason: AlgorithmError: Stopped by user",
 ]
