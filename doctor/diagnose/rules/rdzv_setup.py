@@ -28,8 +28,16 @@ sources:
   \"collective only supported in process-group mode\"" and get_rank / get_world_size with a bare "assert
   torch.distributed._initialized" (1.0: "assert torch.distributed.deprecated._initialized"), whose
   AssertionError has no text: the message, or that assert as the source line under a traceback's last frame
-  (a paste cut at it), is a collective or a rank query before init_process_group: RUN224, as torch's "Default
-  process group has not been initialized" (a listing of the source, not under a frame, says nothing).
+  (a paste cut at it), is a collective or a rank query before init_process_group: RUN224, as torch's
+  "Default process group has not been initialized" (a listing of the source, not under a frame, says
+  nothing).
+- MosaicML streaming's wait for its local leader (streaming/base/util.py wait_for_local_leader, 0.4-0.x;
+  Composer and llm-foundry runs): the other local ranks poll for /tmp/streaming/local_sync, which local rank 0
+  creates, and give up with "RuntimeError: Waiting for local rank 0, bailing out: 60.000 < 60.033 sec." (its
+  wait_for_file_to_exist: "{err_msg}, bailing out: {timeout} < {elapsed} sec."). The local ranks did not meet:
+  local rank 0 reached the dataset late or never (it failed or is still busy), or the ranks do not share /tmp
+  (a container per process): RUN221. The same helper's download waits ("Index file ... took too long to
+  download") are not a meeting and are not read.
 - A store address that is a path: DeepSpeed's runner (launcher/runner.py, 0.3-0.16) takes the first word of
   `ssh <first host> hostname -I` as the master address when --master_addr is not given, and a login script
   that prints on a non-interactive shell (a .bashrc that echoes the files it sources) hands it that text:
@@ -180,6 +188,26 @@ def _thd_not_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[E
             dedupe=(row.code, "not_initialized"),
         )
     ]
+
+
+_LOCAL_LEADER = lazy_re.compile(r"Waiting for local rank 0, bailing out: (?P<t>[\d.]+) < (?P<dt>[\d.]+) sec")
+
+
+def _local_leader(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    me = hit.line.rank  # the line's "rank 0" is the leader waited for, not the rank that gave up
+    ev = row.event(
+        hit,
+        f"{hit.who(me) if me is not None else 'a local rank'} waited {m.group('t')} s for local rank 0 to "
+        "create /tmp/streaming/local_sync and gave up (MosaicML streaming): local rank 0 reached the "
+        "dataset late or never (it failed first, or is still busy), or the local ranks do not share /tmp (a "
+        "container per process)",
+        {"framework": "mosaicml-streaming", "waited_for_rank": 0, "timeout_s": float(m.group("t"))},
+        dedupe=(row.code, "local_leader"),
+    )
+    if me is None:
+        ev.rank = None
+        ev.facts.pop("rank", None)
+    return [ev]
 
 
 _RPC_NOT_INIT = lazy_re.compile(
@@ -347,6 +375,15 @@ SIGNATURES = (
             "AssertionError: collective only supported in process-group mode",
             "    assert torch.distributed.deprecated._initialized",
         ),
+    ),
+    Signature(
+        "streaming's wait for local rank 0",
+        _LOCAL_LEADER,
+        _local_leader,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"Waiting for local rank 0, bailing out",),
+        words=("waiting for local rank 0, bailing out",),
     ),
     Signature(
         "rpc framework not initialised",

@@ -4,18 +4,6 @@ the batch schedulers other than Slurm (LSF, PBS/Torque) that end a job over its 
 notebooks (Colab, Kaggle) and the kubelet's OOM watcher. Their lines name the unit, process or limit;
 the kernel's and Slurm's records are read by `host_oom`. Also here: the kernel's panics on memory (a node
 that went down rather than kill), and the host allocation failures of C++ programs and the shell.
-
-A notebook's kernel that died (the process that ran the training, gone without a Python error): Jupyter
-Notebook 4-6 (notebook/static/notebook/js/notificationarea.js, its "Kernel Restarting" dialog) "The kernel
-appears to have died. It will restart automatically." and, when the restart failed, "The kernel has died, and
-the automatic restart has failed."; JupyterLab 1-4 "The kernel for train.ipynb appears to have died. It will
-restart automatically."; VS Code's Jupyter extension "The Kernel crashed while executing code in the current
-cell or a previous cell." (before 2023 "in the the current cell") and "The kernel 'venv (Python 3.10.12)'
-died."; Colab "Your session crashed for an unknown reason." The death is certain and its cause is not in the
-text (most often the OOM killer, else a native crash: dmesg and the server's log say which): RUN133 at tier 2,
-behind any error printed before it. Only the message itself opens the line: a sentence that quotes it ("If
-you see `The kernel appears to have died`, add memory") is advice, and "Kernel restarted" / "Restarting
-kernel..." are the user's own restarts.
 """
 
 from __future__ import annotations
@@ -144,34 +132,6 @@ def _hosted(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
         facts = {"killer": "notebook_host"}
         msg = f"the hosted notebook ran out of host memory: {clip(m.group(0), 80)}"
     return [row.event(hit, msg, facts, dedupe=(row.code, facts["killer"]))]
-
-
-# A notebook's kernel that died (Jupyter Notebook, JupyterLab, VS Code, Colab): the message opens the line.
-_KERNEL_DIED = lazy_re.compile(
-    r"^\W{0,4}(?:Kernel Restarting:?\s*)?(?:"
-    r"The kernel (?:for (?P<nb>\S+) )?appears to have died\. It will restart automatically|"
-    r"The kernel has died, and the automatic restart has failed|"
-    r"The Kernel crashed while executing code in the (?:the )?current cell or a previous cell|"
-    r"The kernel '(?P<env>[^'\n]{1,80})' died\b|"
-    r"Your session crashed for an unknown reason)"
-)
-
-
-def _kernel_died(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
-    facts: dict[str, Any] = {"reporter": "notebook", "cause_unknown": True}
-    if m.group("nb"):
-        facts["notebook"] = m.group("nb")
-    return [
-        row.event(
-            hit,
-            "the notebook's kernel process died without a Python error (most often the host's OOM killer, "
-            "otherwise a native crash): dmesg (`dmesg -T | grep -i oom`) and the Jupyter server's log say "
-            "which",
-            facts,
-            tier=2,
-            dedupe=(row.code, "notebook_kernel"),
-        )
-    ]
 
 
 # The kernel's panics on memory (mm/oom_kill.c, 2.6-6.x): "Kernel panic - not syncing: Out of memory and no
@@ -359,34 +319,6 @@ SIGNATURES = (
             rb"container oom ",
         ),
         words=("available ram", "more memory than is available", "system oom encountered", "container oom "),
-    ),
-    Signature(
-        "notebook kernel died",
-        _KERNEL_DIED,
-        _kernel_died,
-        C.RANK_EXITED.code,
-        tier=2,
-        anchors=(
-            b"appears to have died",
-            b"automatic restart has failed",
-            b"The Kernel crashed while executing",
-            b"The kernel '",
-            b"session crashed for an unknown",
-        ),
-        worth=(
-            rb"appears to have died",
-            rb"automatic restart has failed",
-            rb"The Kernel crashed while executing",
-            rb"The kernel '[^']{1,80}' died",
-            rb"session crashed for an unknown",
-        ),
-        words=(
-            "appears to have died",
-            "automatic restart has failed",
-            "kernel crashed while executing",
-            "' died",
-            "session crashed for an unknown",
-        ),
     ),
     Signature(
         "batch scheduler memory limit",
