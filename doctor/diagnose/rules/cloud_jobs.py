@@ -278,7 +278,10 @@ def _k8s_status(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
 
 
 # --- managed training services
-_SM_SCRIPT = lazy_re.compile(r"\bExecuteUserScriptError\b")
+# The service's FailureReason names the record's class after "AlgorithmError: ": ExecuteUserScriptError, or
+# another _CalledProcessError (or a library's error raised in the same shape, the smdistributed launcher's
+# "AlgorithmError: SMDDPError:\nExitCode 134"); the "ExitCode N" after it is what _sm_script reads.
+_SM_SCRIPT = lazy_re.compile(r"\bExecuteUserScriptError\b|\bAlgorithmError: \w+(?:Error|Exception):")
 _SM_EXIT = lazy_re.compile(r"\bExitCode:? (?P<st>-?\d+)|, exit code: (?P<old>-?\d+)")
 _SM_OOM = lazy_re.compile(
     r"ClientError: Please use an instance type with more memory, or reduce the size of "
@@ -495,8 +498,8 @@ SIGNATURES = (
         _SM_SCRIPT,
         _sm_script,
         C.RANK_EXITED.code,
-        anchors=(b"ExecuteUserScriptError",),
-        words=("executeuserscripterror",),
+        anchors=(b"ExecuteUserScriptError", b"AlgorithmError: "),
+        words=("executeuserscripterror", "algorithmerror: "),
     ),
     Signature(
         "sagemaker instance memory",

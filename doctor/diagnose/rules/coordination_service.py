@@ -36,6 +36,16 @@ defined.", and the Cloud TPU detection's "Number of workers does not equal the n
 detecting process_id is not possible." (RUN224: the rendezvous settings are missing, as torch's env:// ones),
 and the leader's "Unexpected task registered with task_name=/job:jax_worker/replica:0/task:4" (a process id
 outside the cluster the service was told of: the same settings, wrong).
+
+JAX's distributed runtime before the coordination service (xla/pjrt/distributed/service.cc and client.cc,
+jaxlib 0.1.6x-0.4.x, the default until the service replaced it): the leader's "DEADLINE_EXCEEDED: Timed out
+after 5m0s waiting for all nodes to call Connect()" (and "... EnumerateDevices()", the topology exchange after
+it), the client's "DEADLINE_EXCEEDED: Connect() timed out after 5m0s with 30 attempts. Most recent failure
+was: UNAVAILABLE: Socket closed" (RUN221; RUN222 where the last failure is the coordinator unreachable), the
+shutdown's "... waiting for all nodes to call Shutdown()" (tier 2: a process was gone before it), and the
+leader's checks of the ids it was given: "ABORTED: Duplicate node ID 1" (two processes with one process_id,
+or a task restarted while the others waited) and "Invalid node ID 4, must be in the range [0, 4)" / "...,
+must be non-negative" (RUN224).
 """
 
 from __future__ import annotations
@@ -240,6 +250,75 @@ def _grpc_down(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Even
     return _rpc_event(row, hit, m.group("why"), "", "")
 
 
+_OLD_RUNTIME = lazy_re.compile(
+    r"Timed out after (?P<t>\S+) waiting for all nodes to call "
+    r"(?P<call>Connect|EnumerateDevices|Shutdown)\(\)|"
+    r"Connect\(\) timed out after (?P<t2>\S+) with (?P<n>\d+) attempts"
+    r"(?:\. Most recent failure was: (?P<why>.*))?|"
+    r"ABORTED: Duplicate node ID (?P<dup>\d+)|"
+    r"Invalid node ID (?P<bad>-?\d+), must be (?:in the range \[0, (?P<nodes>\d+)\)|non-negative)"
+)
+_UNREACHABLE = lazy_re.compile(r"UNAVAILABLE|[Ss]ocket closed|[Cc]onnection refused|failed to connect")
+
+
+def _old_runtime(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group("dup") or m.group("bad"):
+        node = m.group("dup") or m.group("bad")
+        why = (
+            "two processes were given the same process_id (or one restarted while the others waited)"
+            if m.group("dup")
+            else f"a process_id outside the {m.group('nodes')} processes the coordinator was told of"
+            if m.group("nodes")
+            else "a negative process_id"
+        )
+        return [
+            row.event(
+                hit,
+                f"JAX's distributed runtime refused node {node}: {why} (jax.distributed.initialize's "
+                "num_processes / process_id)",
+                {"problem": "jax_node_id", "node_id": int(node)},
+                code=C.RENDEZVOUS_CONFIG.code,
+                dedupe=(C.RENDEZVOUS_CONFIG.code, "jax_settings"),
+            )
+        ]
+    call = m.group("call") or "Connect"
+    facts: dict[str, Any] = {
+        "problem": "jax_distributed_connect",
+        "call": call,
+        "timeout": m.group("t") or m.group("t2"),
+    }
+    if m.group("n"):
+        facts["attempts"] = int(m.group("n"))
+    why = (m.group("why") or "").strip()
+    if why and _UNREACHABLE.search(why):
+        facts["last_error"] = why[:120]
+        msg = (
+            f"the JAX distributed client could not reach the coordinator ({why[:80]}): process 0 is not "
+            "running or not listening yet, the coordinator address or port is wrong, or the network blocks it"
+        )
+        return [
+            row.event(
+                hit,
+                msg,
+                facts,
+                code=C.STORE_UNREACHABLE.code,
+                dedupe=(C.STORE_UNREACHABLE.code, "coordination"),
+            )
+        ]
+    shutdown = call == "Shutdown"
+    msg = (
+        f"JAX's distributed runtime timed out after {facts['timeout']} waiting for every process to call "
+        f"{call}(): "
+        + (
+            "a process was gone before the shutdown (an earlier error is the cause when the log shows one)"
+            if shutdown
+            else "not every process reached the coordinator (some did not start, crashed first, were given "
+            "another num_processes or coordinator address, or started late)"
+        )
+    )
+    return [row.event(hit, msg, facts, tier=2 if shutdown else 1, dedupe=(row.code, "coordination"))]
+
+
 _JAX_SETTINGS = lazy_re.compile(
     r"(?P<what>coordinator_address should be defined|Number of processes must be defined|"
     r"The process id of the current process must be defined|"
@@ -341,6 +420,25 @@ SIGNATURES = (
         ),
         anchor_from="the 'RuntimeError:' of XlaRuntimeError / JaxRuntimeError",
         examples=("jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Deadline Exceeded",),
+    ),
+    Signature(
+        "jax distributed runtime before the coordination service",
+        _OLD_RUNTIME,
+        _old_runtime,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(
+            b"waiting for all nodes to call",
+            b"Connect() timed out after",
+            b"Duplicate node ID",
+            b"Invalid node ID",
+        ),
+        words=(
+            "waiting for all nodes to call",
+            "connect() timed out after",
+            "duplicate node id",
+            "invalid node id",
+        ),
     ),
     Signature(
         "grpc channel to the coordinator down",

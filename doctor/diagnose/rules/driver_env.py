@@ -436,7 +436,9 @@ def _forked(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]
 # CPU, and CPU-only runs with a CUDA plugin installed print it (test_driver_env_families3's healthy lines).
 _JAX_BACKEND = lazy_re.compile(
     r"(?:Error: Unable to initialize backend '(?P<p>cuda|gpu|rocm)'|Error: Backend '(?P<q>cuda|gpu|rocm)' "
-    r"failed to initialize)(?::\s*(?P<i>.*)|\s*)$"
+    # not a topology exchange through jax.distributed's service that timed out ("DEADLINE_EXCEEDED:
+    # GetKeyValue() timed out with key: cuda:local_topology/cuda/1"): the ranks did not meet, RUN221's
+    r"failed to initialize)(?::\s*(?!.*(?:GetKeyValue|Barrier timed out|coordination service))(?P<i>.*)|\s*)$"
 )
 _JAX_BUILT_AGAINST = lazy_re.compile(
     r"Found (\w+) version (\d+), but JAX was built against version (\d+)|Outdated (\w+) installation found"

@@ -3,8 +3,9 @@ process was killed, in a person's words and without the signal's name or number.
 
 Threads about a SIGKILLed run often keep nothing but their title, since the shell printed one word
 ("Killed", zh_CN "已杀死") and the program nothing: "Process keeps getting killed", "Program killed
-unexpectedly", "\"Killed\" in training", "Killed!!", "自动被killed且无任何报错信息" (killed on its own with no
-error message), "训练时内存逐渐变大，最后被kill掉了" (the memory grew during training until it was killed),
+unexpectedly", "\"Killed\" in training", "Killed!!", "`Killed` if I use FSDPTrainer",
+"自动被killed且无任何报错信息" (killed on its own with no error message),
+"训练时内存逐渐变大，最后被kill掉了" (the memory grew during training until it was killed),
 "训练过程中途总是退出（killed），没任何错误提示". What was killed (the process, the program, the training, the
 job) within a few words of the passive "killed" in one clause (vocabulary's _GAP), or the shell's word quoted
 as the whole subject, is a run that the kernel's OOM killer (or a cgroup's, or a scheduler's memory limit)
@@ -39,7 +40,8 @@ _CJK_KILLED = r"被\s*(?:kill(?:ed)?|杀死?|杀掉)|kill掉|\(killed\)|（kille
 _KILLED_TITLE = lazy_re.compile(
     rf"(?i)(?:{_WHAT}){_GAP}{_PASSIVE}|"
     # the shell's word as the whole subject: '"Killed" error in the training process', "Killed!!"
-    r"\A\W*killed\W*(?:(?:error|during|while|when|in|on|after)\b.*)?\Z|"
+    # or its condition: "`Killed` if I use FSDPTrainer or TensorParallelTrainer", "Killed with 8 GPUs"
+    r"\A\W*killed\W*(?:(?:error|during|while|when|in|on|after|if|with|using|at|before)\b.*)?\Z|"
     rf"(?:{_CJK_WHAT}).{{0,16}}?(?:{_CJK_KILLED})|(?:{_CJK_KILLED}).{{0,12}}?(?:{_CJK_WHAT}|无任何报错|没有报错)|"
     r"自动被\s*killed"
 )

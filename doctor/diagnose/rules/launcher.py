@@ -85,14 +85,16 @@ _MPI_NAME = lazy_re.compile(r"Process name:\s*(?:\[\[\d+,\d+\],(\d+)\]|(\d+)\s*$
 _MPI_EXIT = lazy_re.compile(r"^\s*Exit code:\s*(\d+)\s*$")
 # The agent's "Received %s death signal, shutting down workers" of a signal.Signals: "Received 15 death
 # signal" (Python 3.11+, and torch 1.x's int) or "Received Signals.SIGTERM death signal" (Python <= 3.10).
+# Its SignalException says "Process 81061 got signal: 1" (elastic/multiprocessing/api.py, 1.9-2.x); a retyped
+# paste keeps the raise line's argument name or spacing ("got sigval:1", "got signal : 1").
 _SIGNALLED = lazy_re.compile(
-    r"Received (\d+) death signal|got signal: (\d+)|Received Signals\.(SIG[A-Z]+) death signal"
+    r"Received (\d+) death signal|got (?:signal|sigval) ?: ?(\d+)|Received Signals\.(SIG[A-Z]+) death signal"
 )
 # torch.multiprocessing.spawn (2.2+) stops the survivors the same way: "W0803 08:51:23.747000 2888
 # torch/multiprocessing/spawn.py:169] Terminating process 2965 via signal SIGTERM".
 _TEARDOWN_PID = lazy_re.compile(r"(?:Sending process|Killing subprocess|Terminating process) (\d+)")
 _MARKERS = lazy_re.compile(
-    r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got signal: \d+|"
+    r"Sending process \d+ closing signal SIG\w+|Killing subprocess \d+|got (?:signal|sigval) ?: ?\d+|"
     r"Terminating process \d+ via signal SIG\w+|"
     r"Received (?:\d+|Signals\.SIG[A-Z]+) death signal|"
     r"terminate called after throwing|NCCL communicator was aborted|SignalException|"

@@ -23,6 +23,21 @@ sources:
   `composer.utils.dist.initialize_dist` has been called first."): WORLD_SIZE says several ranks and no
   process group was made; torch's "Default process group has not been initialized" in that framework's
   words (RUN224, as rdzv_config.py reads torch's).
+- The package before c10d (THD: torch/distributed/__init__.py 0.2-0.4, torch/distributed/deprecated/ in 1.0)
+  guarded every collective and send/recv with "assert torch.distributed._initialized == _INITIALIZED_PG,
+  \"collective only supported in process-group mode\"" and get_rank / get_world_size with a bare "assert
+  torch.distributed._initialized" (1.0: "assert torch.distributed.deprecated._initialized"), whose
+  AssertionError has no text: the message, or that assert as the source line under a traceback's last frame
+  (a paste cut at it), is a collective or a rank query before init_process_group: RUN224, as torch's
+  "Default process group has not been initialized" (a listing of the source, not under a frame, says
+  nothing).
+- MosaicML streaming's wait for its local leader (streaming/base/util.py wait_for_local_leader, 0.4-0.x;
+  Composer and llm-foundry runs): the other local ranks poll for /tmp/streaming/local_sync, which local rank 0
+  creates, and give up with "RuntimeError: Waiting for local rank 0, bailing out: 60.000 < 60.033 sec." (its
+  wait_for_file_to_exist: "{err_msg}, bailing out: {timeout} < {elapsed} sec."). The local ranks did not meet:
+  local rank 0 reached the dataset late or never (it failed or is still busy), or the ranks do not share /tmp
+  (a container per process): RUN221. The same helper's download waits ("Index file ... took too long to
+  download") are not a meeting and are not read.
 - A store address that is a path: DeepSpeed's runner (launcher/runner.py, 0.3-0.16) takes the first word of
   `ssh <first host> hostname -I` as the master address when --master_addr is not given, and a login script
   that prints on a non-interactive shell (a .bashrc that echoes the files it sources) hands it that text:
@@ -148,6 +163,51 @@ def _world_not_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list
             dedupe=(row.code, "world_not_init"),
         )
     ]
+
+
+# THD's guards (0.2-1.0): the assertion's message, or the assert as the raising frame's source line.
+_THD_NOT_INIT = lazy_re.compile(
+    r"collective only supported in process-group mode|"
+    r"\bassert torch\.distributed(?:\.deprecated)?\._initialized(?: == _INITIALIZED_PG\b)?"
+)
+_FRAME_LINE = lazy_re.compile(r'\bFile "[^"]+", line \d+, in \w+')
+
+
+def _thd_not_init(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    if m.group(0).startswith("assert"):
+        # (a frame line wrapped onto its source line is joined to it by the text layer)
+        before = [hit.text[: m.start()], *(ln.text for ln in hit.before(1, same_rank=False))]
+        if not any(_FRAME_LINE.search(t) for t in before):
+            return None  # the source quoted outside a traceback: no assertion failed
+    return [
+        row.event(
+            hit,
+            "a collective or a rank query ran before init_process_group (torch.distributed before c10d, "
+            "0.2-1.0, asserts that the package was initialised): the process group was never created",
+            {"problem": "default process group not initialized", "package": "torch.distributed (THD)"},
+            dedupe=(row.code, "not_initialized"),
+        )
+    ]
+
+
+_LOCAL_LEADER = lazy_re.compile(r"Waiting for local rank 0, bailing out: (?P<t>[\d.]+) < (?P<dt>[\d.]+) sec")
+
+
+def _local_leader(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    me = hit.line.rank  # the line's "rank 0" is the leader waited for, not the rank that gave up
+    ev = row.event(
+        hit,
+        f"{hit.who(me) if me is not None else 'a local rank'} waited {m.group('t')} s for local rank 0 to "
+        "create /tmp/streaming/local_sync and gave up (MosaicML streaming): local rank 0 reached the "
+        "dataset late or never (it failed first, or is still busy), or the local ranks do not share /tmp (a "
+        "container per process)",
+        {"framework": "mosaicml-streaming", "waited_for_rank": 0, "timeout_s": float(m.group("t"))},
+        dedupe=(row.code, "local_leader"),
+    )
+    if me is None:
+        ev.rank = None
+        ev.facts.pop("rank", None)
+    return [ev]
 
 
 _RPC_NOT_INIT = lazy_re.compile(
@@ -303,6 +363,27 @@ SIGNATURES = (
         C.RENDEZVOUS_CONFIG.code,
         anchors=(b"> 1, but the distributed package is not available",),
         words=("but the distributed package is not available",),
+    ),
+    Signature(
+        "torch.distributed (THD) used before init_process_group",
+        _THD_NOT_INIT,
+        _thd_not_init,
+        C.RENDEZVOUS_CONFIG.code,
+        anchors=(b"only supported in process-group mode", b"assert torch.distributed"),
+        words=("only supported in process-group mode", "assert torch.distributed"),
+        examples=(
+            "AssertionError: collective only supported in process-group mode",
+            "    assert torch.distributed.deprecated._initialized",
+        ),
+    ),
+    Signature(
+        "streaming's wait for local rank 0",
+        _LOCAL_LEADER,
+        _local_leader,
+        C.RENDEZVOUS_TIMEOUT.code,
+        tier=1,
+        anchors=(b"Waiting for local rank 0, bailing out",),
+        words=("waiting for local rank 0, bailing out",),
     ),
     Signature(
         "rpc framework not initialised",
