@@ -11,6 +11,11 @@ at its source across versions. Variants not seen in a thread are marked "variant
   "(this is expected to happen during shutdown)") and "accepting incoming pipe" stay silent, whatever the
   transport. The shm transport's own raised error ("RuntimeError: eof (this error originated at
   tensorpipe/transport/shm/connection_impl.cc:259)") is read like the uv transport's (tier 1).
+- Paddle 1.x's parameter-server sockets (paddle/pserver/LightNetwork.cpp SocketClient::TcpClient, glog): a
+  refused connect(2) retried once a second ("connection refused by pserver, try again!", silent) and, after
+  eight, "F... LightNetwork.cpp:399] connection refused by pserver, maybe pserver failed!" (RUN174, tier 1);
+  any other connect error is PCHECK's "Check failed: error >= 0 ERROR connecting to <host>: <strerror>
+  [<errno>]" (RUN174).
 """
 
 from __future__ import annotations
@@ -138,3 +143,55 @@ def test_peer_death_in_the_log_is_the_root() -> None:
     )
     root = root_finding(log)
     assert root is not None and root.category == "cuda_oom", root
+
+
+PSERVER = [
+    # https://github.com/PaddlePaddle/Paddle/issues/13762 (mpirun's tag before glog's FATAL)
+    (
+        "Mon Oct  8 17:00:17 2018[1,4]<stderr>:F1008 17:00:17.361272  7286 LightNetwork.cpp:395] connection "
+        "refused by pserver, maybe pserver failed!\n"
+        "Mon Oct  8 17:00:17 2018[1,4]<stderr>:*** Check failure stack trace: ***\n"
+        "Mon Oct  8 17:00:17 2018[1,4]<stderr>:    @     0x7f4c507793c1  paddle::SocketClient::TcpClient()",
+        {"error": "Connection refused", "retries": 8},
+    ),
+    # the retries before it, then the fatal line (Paddle's own docs' example log, LightNetwork.cpp:397/399)
+    (
+        "W1222 11:32:54.648000 23753 LightNetwork.cpp:397] connection refused by pserver, try again!\n"
+        * 3
+        + "F1222 11:33:01.649802 23753 LightNetwork.cpp:399] connection refused by pserver, "
+        "maybe pserver failed!",
+        {"error": "Connection refused"},
+    ),
+    # variants: PCHECK's other connect errors (strerror and errno after the message)
+    (
+        "F1222 11:33:01.649802 23753 LightNetwork.cpp:401] Check failed: error >= 0 ERROR connecting to "
+        "10.1.2.3: Connection timed out [110]",
+        {"peer": "10.1.2.3", "errno": 110},
+    ),
+    (
+        "F0101 00:00:00.000000 1 LightNetwork.cpp:401] Check failed: error >= 0 ERROR connecting to "
+        "pserver-0.paddle: No route to host [113]",
+        {"peer": "pserver-0.paddle", "error": "No route to host"},
+    ),
+]
+
+PSERVER_SILENT = [
+    # the retry while the pserver comes up
+    "W1222 11:32:54.648000 23753 LightNetwork.cpp:397] connection refused by pserver, try again!",
+    # other programs' words, documentation
+    "ERROR connecting to database: retrying in 5 s",
+    'LOG(FATAL) << "connection refused by pserver, maybe pserver failed!";',
+]
+
+
+@pytest.mark.parametrize(("log", "facts"), PSERVER)
+def test_paddle_pserver_socket(log: str, facts: dict) -> None:
+    root = root_finding(log + "\n")
+    assert root is not None and root.code == "RUN174" and root.category == "nccl_network", (log, root)
+    for k, v in facts.items():
+        assert root.facts.get(k) == v, (log, k, root.facts)
+
+
+@pytest.mark.parametrize("line", PSERVER_SILENT)
+def test_paddle_pserver_near_misses_stay_silent(line: str) -> None:
+    assert root_finding(line + "\n") is None, line

@@ -34,6 +34,14 @@ line "[Hint: Expected ..., but received ...] (at /.../paddle/fluid/distributed/c
 process_group_nccl.cc:222)". An InvalidArgument, PreconditionNotMet or Unimplemented raised there is the
 program's call (split sizes, tensor places, dtypes), not the transport; External (NCCL's own error) and
 ResourceExhausted are read by their own rows.
+
+nccl_network in Paddle 1.x's parameter-server runtime (paddle/pserver/LightNetwork.cpp, 2016-2018, glog): the
+trainer's SocketClient::TcpClient retries a refused connect(2) once a second ("W... LightNetwork.cpp:397]
+connection refused by pserver, try again!", silent: the pserver may still be coming up) and after eight tries
+ends the process with "F... LightNetwork.cpp:399] connection refused by pserver, maybe pserver failed!" (the
+pserver never listened at that address and port, or died: RUN174, tier 1 so that a pserver's own failure in
+the log comes first); any other connect error is PCHECK's "Check failed: error >= 0 ERROR connecting to
+<host>: <strerror> [<errno>]" (timed out, no route: RUN174).
 """
 
 from __future__ import annotations
@@ -191,7 +199,42 @@ def _old_enforce(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Ev
     return from_detail(hit, f"{text} (PaddlePaddle, at {where})", base, None, 0, KIND[text])
 
 
+# glog's PCHECK appends ": <strerror> [<errno>]" to the message; a quoted sentence is the source's, not a log.
+_PSERVER = lazy_re.compile(
+    r"(?<![\"'])(?P<refused>connection refused by pserver, maybe pserver failed!?)|"
+    r"(?<![\"'])\bERROR connecting to (?P<addr>[^\s:]+): (?P<err>[A-Z][A-Za-z ]+?) \[(?P<errno>\d+)\]"
+)
+
+
+def _pserver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "paddle", "reporter": "paddle pserver socket (LightNetwork.cpp)"}
+    if m.group("refused"):
+        facts.update(error="Connection refused", retries=8)
+        msg = (
+            "a Paddle trainer could not connect to its parameter server: refused 8 times, 1 s apart "
+            "(LightNetwork.cpp): no pserver listens at that address and port (not started, died, or "
+            "--pservers / --port name another one); start the pservers first and check their logs"
+        )
+        return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "pserver"))]
+    err, addr = m.group("err"), m.group("addr")
+    facts.update(error=err, errno=int(m.group("errno")), peer=addr)
+    msg = (
+        f"a Paddle trainer could not connect to its parameter server at {addr} ({err}): "
+        "the network between the nodes (a firewall, a route, the address the pserver was given)"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "pserver"))]
+
+
 SIGNATURES = (
+    Signature(
+        "paddle 1.x pserver socket",
+        _PSERVER,
+        _pserver,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"maybe pserver failed", b"ERROR connecting to"),
+        worth=(rb"maybe pserver failed", rb"ERROR connecting to [^\s:]+: [A-Z][A-Za-z ]+ \[\d+\]"),
+        words=("maybe pserver failed", "error connecting to"),
+    ),
     Signature(
         "paddle 1.x nccl enforce",
         _OLD_ENFORCE,
