@@ -42,6 +42,14 @@ gen_nccl_id has not been registered" and 2.x "NotFoundError: Operator (c_gen_ncc
 Read for the communication ops only (gen_nccl_id / c_gen_*_id, c_comm_init*, the c_* collectives, nccl*):
 RUN263, as TensorFlow's NCCL ops missing from its build. Any other op not registered is a model's or a
 plug-in's.
+
+nccl_network in Paddle 1.x's parameter-server runtime (paddle/pserver/LightNetwork.cpp, 2016-2018, glog): the
+trainer's SocketClient::TcpClient retries a refused connect(2) once a second ("W... LightNetwork.cpp:397]
+connection refused by pserver, try again!", silent: the pserver may still be coming up) and after eight tries
+ends the process with "F... LightNetwork.cpp:399] connection refused by pserver, maybe pserver failed!" (the
+pserver never listened at that address and port, or died: RUN174, tier 1 so that a pserver's own failure in
+the log comes first); any other connect error is PCHECK's "Check failed: error >= 0 ERROR connecting to
+<host>: <strerror> [<errno>]" (timed out, no route: RUN174).
 """
 
 from __future__ import annotations
@@ -224,6 +232,32 @@ def _no_comm_op(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Eve
     ]
 
 
+# glog's PCHECK appends ": <strerror> [<errno>]" to the message; a quoted sentence is the source's, not a log.
+_PSERVER = lazy_re.compile(
+    r"(?<![\"'])(?P<refused>connection refused by pserver, maybe pserver failed!?)|"
+    r"(?<![\"'])\bERROR connecting to (?P<addr>[^\s:]+): (?P<err>[A-Z][A-Za-z ]+?) \[(?P<errno>\d+)\]"
+)
+
+
+def _pserver(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    facts: dict[str, Any] = {"framework": "paddle", "reporter": "paddle pserver socket (LightNetwork.cpp)"}
+    if m.group("refused"):
+        facts.update(error="Connection refused", retries=8)
+        msg = (
+            "a Paddle trainer could not connect to its parameter server: refused 8 times, 1 s apart "
+            "(LightNetwork.cpp): no pserver listens at that address and port (not started, died, or "
+            "--pservers / --port name another one); start the pservers first and check their logs"
+        )
+        return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "pserver"))]
+    err, addr = m.group("err"), m.group("addr")
+    facts.update(error=err, errno=int(m.group("errno")), peer=addr)
+    msg = (
+        f"a Paddle trainer could not connect to its parameter server at {addr} ({err}): "
+        "the network between the nodes (a firewall, a route, the address the pserver was given)"
+    )
+    return [row.event(hit, msg, facts, dedupe=(row.code, "pserver"))]
+
+
 SIGNATURES = (
     Signature(
         "paddle build without collective ops",
@@ -233,6 +267,15 @@ SIGNATURES = (
         anchors=(b"has not been registered", b"is not registered"),
         words=("has not been registered", "is not registered"),
         examples=('ValueError: Operator "gen_nccl_id" has not been registered.',),
+    ),
+    Signature(
+        "paddle 1.x pserver socket",
+        _PSERVER,
+        _pserver,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"maybe pserver failed", b"ERROR connecting to"),
+        worth=(rb"maybe pserver failed", rb"ERROR connecting to [^\s:]+: [A-Z][A-Za-z ]+ \[\d+\]"),
+        words=("maybe pserver failed", "error connecting to"),
     ),
     Signature(
         "paddle 1.x nccl enforce",

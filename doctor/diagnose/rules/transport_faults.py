@@ -97,7 +97,32 @@ _TP_UV = lazy_re.compile(
     r"\bIn (?P<fn>[\w:~<>()]+) at (?P<file>(?:\S*/)?tensorpipe/transport/uv/\w+\.(?:h|cc)):(?P<line>\d+) "
     r"\\?\"(?P<cond>[^\"\n:]*): (?P<err>[a-zA-Z][^\"\n]*?)\\?(?:\"|$)|"
     r"(?P<oerr>\b[A-Z][A-Z0-9_]+: [a-z][^()\n]*?|\beof|\bno address found|\bconnection closed) "
-    r"\(this error originated at (?P<ofile>(?:\S*/)?tensorpipe/transport/uv/\w+\.(?:h|cc)):(?P<oline>\d+)\)"
+    r"\(this error originated at "
+    r"(?P<ofile>(?:\S*/)?tensorpipe/transport/(?:uv|shm)/\w+\.(?:h|cc)):(?P<oline>\d+)\)"
+)
+# torch's TensorPipe agent (torch/csrc/distributed/rpc/tensorpipe_agent.cpp, 1.6-2.x, glog "[W
+# tensorpipe_agent.cpp:939] "): "RPC agent for <self> encountered error when <op>: <Error::what()>", the
+# tensorpipe error being "<text> (this error originated at <file>:<line>)" (tensorpipe/common/error.cc):
+# "eof", "EOF: end of file" (uv), "async error on socket: Connection reset by peer" (SystemError, shm),
+# "ECONNREFUSED: connection refused", "pipe closed", "transport retry counter exceeded" (ibv). Three of its
+# operations have an exchange in flight: "sending outgoing request #N to <peer>" (the request never left),
+# "reading incoming response from <peer>" (armed only while a request waits for its answer; every pending
+# RPC to that peer fails with it) and "sending response to request #N to <peer>" (the caller is gone before
+# its answer). A healthy shutdown prints none of them: the agent silences PipeClosedError after shutdown.
+# "reading incoming request from <peer>" (every rpc.shutdown whose peer closes first; 1.8+ adds "(this is
+# expected to happen during shutdown)") and "accepting incoming pipe" are left out.
+_TP_AGENT = lazy_re.compile(
+    r"\bRPC agent for (?P<self>\S+?) encountered error when "
+    r"(?:(?P<op>sending outgoing request|sending response to request) #(?P<id>\d+) to (?P<peer>\S+?)|"
+    r"(?P<rop>reading incoming response) from (?P<rpeer>\S+?)): (?P<err>[^\n]*?)"
+    r"(?: \(this error originated at (?P<where>(?:\S*/)?tensorpipe/\S+?):(?P<line>\d+)\))?\s*$"
+)
+# The errors of a peer that went away (it ended, crashed, or closed its end): tensorpipe's EOFError "eof",
+# libuv's "EOF: end of file", "ECONNRESET: connection reset by peer", "EPIPE: broken pipe", a SystemError of
+# the shm transport ("async error on socket: Connection reset by peer", "writev: Broken pipe"),
+# ConnectionClosedError / PipeClosedError ("connection closed", "pipe closed").
+_TP_GONE = lazy_re.compile(
+    r"^(?:eof|EOF\b|E(?:CONNRESET|PIPE)\b)|reset by peer|broken pipe|^(?:connection|pipe) closed", re.I
 )
 _OMPI_INBOUND = lazy_re.compile(
     r"Open MPI detected an inbound MPI TCP connection request from a peer|"
@@ -182,7 +207,10 @@ def _tp_uv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
     err = (m.group("err") or m.group("oerr")).strip()
     where = m.group("file") or m.group("ofile")
     where = where[where.index("tensorpipe/transport/") :] + ":" + (m.group("line") or m.group("oline"))
-    facts: dict[str, Any] = {"library": "tensorpipe", "transport": "uv", "where": where, "error": err}
+    # the shm transport (same node: a Unix socket beside shared-memory rings) raises the same errors
+    kind = "shm" if "/transport/shm/" in where else "uv"
+    label = "shared-memory (shm)" if kind == "shm" else "TCP (uv)"
+    facts: dict[str, Any] = {"library": "tensorpipe", "transport": kind, "where": where, "error": err}
     low = err.lower()
     if "already in use" in low:
         msg = (
@@ -192,7 +220,7 @@ def _tp_uv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
         return [
             row.event(hit, msg, facts, code=C.ADDRESS_IN_USE.code, dedupe=(C.ADDRESS_IN_USE.code, "tp_uv"))
         ]
-    if low in ("eof", "connection closed") or "reset by peer" in low or "broken pipe" in low:
+    if _TP_GONE.search(err):
         if "encountered error when" in hit.text:
             # torch's TensorPipe agent warning ("RPC agent for worker1 encountered error when reading incoming
             # request from worker0: eof (this error originated at ...)"): printed by every healthy
@@ -200,18 +228,63 @@ def _tp_uv(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
             return []
         facts["peer_may_have_died"] = True
         msg = (
-            f"TensorPipe's TCP (uv) connection to a peer closed ({err}, {where}): the peer process ended or "
+            f"TensorPipe's {label} connection to a peer closed ({err}, {where}): the peer process ended or "
             "dropped the connection first (its log holds why)"
         )
         return [row.event(hit, msg, facts, tier=1, dedupe=(row.code, "tp_uv"))]
     facts["fix_env"] = "TP_SOCKET_IFNAME"
     msg = (
-        f"TensorPipe's TCP (uv) transport failed in {where} ({clip(err, 60)}): the RPC agent could not bind "
+        f"TensorPipe's {label} transport failed in {where} ({clip(err, 60)}): the RPC agent could not bind "
         "or reach the address it chose for this host (its host name resolves to an unusable address, e.g. "
         "IPv6 link-local or loopback); set TP_SOCKET_IFNAME to the interface the nodes share (and "
         "GLOO_SOCKET_IFNAME / NCCL_SOCKET_IFNAME alike)"
     )
     return [row.event(hit, msg, facts, dedupe=(row.code, "tp_uv"))]
+
+
+def _tp_agent(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
+    err = m.group("err").strip()
+    op = m.group("op") or m.group("rop")
+    peer = m.group("peer") or m.group("rpeer")
+    facts: dict[str, Any] = {
+        "library": "tensorpipe",
+        "worker": m.group("self"),
+        "peer": peer,
+        "operation": op,
+        "error": err,
+    }
+    if m.group("id"):
+        facts["message_id"] = int(m.group("id"))
+    code, tier = row.code, None
+    where = m.group("where") or ""
+    if where:
+        inner = re.search(r"tensorpipe/(?:transport|core|channel|common)/\S+", where)
+        where = inner.group(0) if inner else where[where.rindex("tensorpipe/") :]
+        facts["where"] = f"{where}:{m.group('line')}"
+        t = re.match(r"tensorpipe/transport/(\w+)/", where)
+        if t:
+            facts["transport"] = t.group(1)
+    if facts.get("transport") == "ibv":
+        # the verbs transport's own failure ("transport retry counter exceeded"): the fabric, as NCCL's NET/IB
+        code = C.NCCL_IB_ERROR.code
+        why = "the InfiniBand transfer to that peer failed (link, fabric or the peer's NIC)"
+    elif _TP_GONE.search(err):
+        tier = 1
+        facts["peer_may_have_died"] = True
+        why = f"{peer} ended or closed its end first (its own log holds why)"
+    elif re.search(r"refused|unreachable|no route|timed out", err, re.I):
+        facts["fix_env"] = "TP_SOCKET_IFNAME"
+        why = (
+            f"{peer} could not be reached at the address it published (not listening yet or any more, a "
+            "firewall, or an interface the nodes do not share: set TP_SOCKET_IFNAME)"
+        )
+    else:
+        why = "the connection to that peer failed"
+    msg = (
+        f"torch RPC (TensorPipe) worker {m.group('self')} lost its connection to {peer} with an RPC in "
+        f"flight ({op}{' #' + m.group('id') if m.group('id') else ''}: {clip(err, 60)}): {why}"
+    )
+    return [row.event(hit, msg, facts, code=code, tier=tier, dedupe=(code, "tp_agent", peer))]
 
 
 def _ompi_inbound(row: Signature, hit: Hit, m: re.Match[str]) -> Optional[list[Event]]:
@@ -268,6 +341,15 @@ SIGNATURES = (
         words=("will not be handled",),
     ),
     Signature(
+        "tensorpipe rpc agent exchange broken",
+        _TP_AGENT,
+        _tp_agent,
+        C.NCCL_SOCKET_ERROR.code,
+        anchors=(b"encountered error when",),
+        worth=(rb"RPC agent for \S+ encountered error when (?:sending|reading incoming response)",),
+        words=("encountered error when",),
+    ),
+    Signature(
         "tensorpipe ibv transport",
         _TP_IBV,
         _tp_ibv,
@@ -281,8 +363,8 @@ SIGNATURES = (
         _TP_UV,
         _tp_uv,
         C.NCCL_SOCKET_ERROR.code,
-        anchors=(b"tensorpipe/transport/uv/",),
-        worth=(rb"tensorpipe/transport/uv/\w+\.(?:h|cc):\d",),
+        anchors=(b"tensorpipe/transport/uv/", b"tensorpipe/transport/shm/"),
+        worth=(rb"tensorpipe/transport/(?:uv|shm)/\w+\.(?:h|cc):\d",),
         words=("tensorpipe/",),
     ),
     Signature(
