@@ -125,15 +125,11 @@ def gated_reader(rows: Sequence[Signature], *, unless: str = "") -> Callable[[Hi
     return parse
 
 
+# Deduplicated in order with a dict: the catalogue's union (about 2,000 anchors) tested each against a list
+# of those kept so far cost 75 ms of every CLI start.
 def anchors_of(rows: Iterable[Signature]) -> tuple[bytes, ...]:
-    out: list[bytes] = []
-    for row in rows:
-        out.extend(a for a in row.anchors if a not in out)
-    return tuple(out)
+    return tuple(dict.fromkeys(a for row in rows for a in row.anchors))
 
 
 def worth_of(rows: Iterable[Signature]) -> tuple[bytes, ...]:
-    out: list[bytes] = []
-    for row in rows:
-        out.extend(w for w in row.worth if w not in out)
-    return tuple(out)
+    return tuple(dict.fromkeys(w for row in rows for w in row.worth))
