@@ -119,8 +119,9 @@ POSITIONAL_SECRETS = (
 _POSITIONAL_WORDS = lazy_re.compile(r"login|sshpass|mysql|mariadb|redis-cli|curl|pass:|aws\s+configure")
 ENV_NAME = lazy_re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Every shape above needs one of these: '@' (URLs, user:pw@host), '=' (assignments, --flag=x),
-# ':' (quoted pairs, headers) or a dash followed later by whitespace (--token X). Text with none
-# of them (most measurement keys, numbers, names) skips the seven substitutions.
+# ':' (quoted pairs, headers), "login" (a key after `wandb login` or echoed into one) or a dash
+# followed later by whitespace (--token X, sshpass -p X). Text with none of them (most measurement
+# keys, numbers, names) skips every substitution.
 _MAY_HOLD_SECRET = lazy_re.compile(
     r"[@=:]|hf_|gh[pousr]_|github_pat|xox|A[KS]IA|sk-|glpat|npm_|AIza|eyJ|[Bb]earer|[Tt]oken|"
     r"[Ss]ecret|[Pp]ass|[Kk]ey|login"
@@ -178,8 +179,13 @@ def _positional(m: re.Match[str]) -> str:
     if REDACTED in value:
         return m.group(0)
     start, end = m.start("value") - m.start(), m.end("value") - m.start()
+    return f"{m.group(0)[:start]}{_masked(value)}{m.group(0)[end:]}"
+
+
+def _masked(value: str) -> str:
+    """REDACTED in place of `value`, inside the quotes the value was given in."""
     q = value[0] if value[:1] in "\"'" and len(value) > 1 else ""
-    return f"{m.group(0)[:start]}{q}{REDACTED}{q}{m.group(0)[end:]}"
+    return f"{q}{REDACTED}{q}"
 
 
 def _assignment(m: re.Match[str]) -> str:
@@ -202,8 +208,7 @@ def _spaced(m: re.Match[str]) -> str:
     bare = value.strip("\"'")
     if bare.lower() in _NOT_SECRETS or (bare.isdigit() and len(bare) < 8):
         return m.group(0)  # "password_checked: true", "max token: 512": no credential
-    q = value[0] if value[:1] in "\"'" and len(value) > 1 else ""
-    return f"{m['name']}{m['close'] or ''}{m['sep']}{q}{REDACTED}{q}"
+    return f"{m['name']}{m['close'] or ''}{m['sep']}{_masked(value)}"
 
 
 def redact_env(env: dict[str, str]) -> dict[str, str]:
